@@ -1,0 +1,572 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one client of aiinfra.gpudirect for the Compute Engine v1 and Container (GKE) v1 REST APIs.
+
+Everything that talks to Google Cloud goes through here: credentials (google-auth), endpoint
+overrides, retries with capped exponential backoff and jitter, a requestId on every mutating
+Compute call, operations awaited with the API's own ``wait`` method, pagination, aggregated
+lists, concurrent submission, and one error type whose text names the resource and the cause.
+
+It has no Ansible dependency, so modules (through gcp_module.py) and the inventory plugin share
+it. It runs on the controller: google-auth and requests are controller requirements
+(requirements.txt), imported lazily so that a missing library becomes a clear error, not an
+ImportError at import time.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import email.utils
+import json
+import os
+import random
+import re
+import threading
+import time
+import traceback
+import uuid
+
+try:
+    import requests
+    import requests.adapters
+except ImportError:
+    requests = None
+    REQUESTS_IMPORT_ERROR = traceback.format_exc()
+else:
+    REQUESTS_IMPORT_ERROR = None
+
+try:
+    import google.auth
+    import google.auth.compute_engine
+    import google.auth.exceptions
+    import google.auth.transport.requests
+    from google.oauth2 import service_account as google_service_account
+    from google.oauth2 import credentials as google_oauth2_credentials
+except ImportError:
+    google = None
+    GOOGLE_AUTH_IMPORT_ERROR = traceback.format_exc()
+else:
+    GOOGLE_AUTH_IMPORT_ERROR = None
+
+
+COMPUTE_DEFAULT_ENDPOINT = 'https://compute.googleapis.com/compute/v1/'
+CONTAINER_DEFAULT_ENDPOINT = 'https://container.googleapis.com/'
+DEFAULT_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)
+AUTH_KINDS = ('application', 'serviceaccount', 'accesstoken', 'machineaccount', 'none')
+
+# The statuses Google documents as safe to retry with backoff; anything else is the caller's error.
+RETRYABLE_STATUSES = frozenset((429, 500, 502, 503, 504))
+MUTATING_METHODS = frozenset(('POST', 'PUT', 'PATCH', 'DELETE'))
+# The Compute wait method returns after at most about two minutes even when not DONE, so one read
+# must be allowed to take that long.
+REQUEST_TIMEOUT = (10, 150)
+
+
+class GcpError(Exception):
+    """A failed call or operation, with what was being done and why it failed.
+
+    ``status`` is the HTTP status (None for transport failures and timeouts), ``reason`` the API's
+    reason (``notFound``, ``alreadyExists``, ...), ``codes`` the operation error codes
+    (``ZONE_RESOURCE_POOL_EXHAUSTED``, ``QUOTA_EXCEEDED``, ...). ``str()`` is one line.
+    """
+
+    def __init__(self, action, message, status=None, reason=None, codes=(), operation=None):
+        self.action = action
+        self.message = ' '.join(str(message).split())
+        self.status = status
+        self.reason = reason
+        self.codes = tuple(codes)
+        self.operation = operation
+        super().__init__(str(self))
+
+    def __str__(self):
+        cause = []
+        if self.status is not None:
+            cause.append('HTTP %s' % self.status)
+        if self.reason:
+            cause.append(self.reason)
+        cause.extend(code for code in self.codes if code != self.reason)
+        prefix = 'Failed to %s' % self.action if self.action else 'Request failed'
+        return '%s (%s): %s' % (prefix, ', '.join(cause), self.message) if cause else '%s: %s' % (prefix, self.message)
+
+    @property
+    def not_found(self):
+        return self.status == 404
+
+    @property
+    def capacity(self):
+        """True for the errors that mean 'no room now', which a fallback zone or a later rerun may solve."""
+        return bool(set(self.codes) & {'ZONE_RESOURCE_POOL_EXHAUSTED', 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
+                                       'QUOTA_EXCEEDED', 'RESOURCE_EXHAUSTED'})
+
+    def to_dict(self):
+        return {'action': self.action, 'message': self.message, 'status': self.status, 'reason': self.reason,
+                'codes': list(self.codes)}
+
+
+class GcpTimeout(GcpError):
+    """An operation or the retry deadline ran out before the work was done."""
+
+
+class MissingLibrary(GcpError):
+    """google-auth or requests is not installed on the controller."""
+
+
+def require_libraries():
+    for name, error in (('requests', REQUESTS_IMPORT_ERROR), ('google-auth', GOOGLE_AUTH_IMPORT_ERROR)):
+        if error:
+            raise MissingLibrary('use the Google Cloud API', '%s is not installed on the controller: '
+                                 'pip install -r requirements.txt from the collection (%s)' % (name, error.strip().splitlines()[-1]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Retries
+
+
+class RetryPolicy:
+    """Capped exponential backoff with jitter and a total deadline.
+
+    The n-th delay is drawn from [cap/2, cap] with cap = min(max_delay, initial_delay * 2**n), so
+    concurrent clients spread out while each still waits a predictable minimum. A Retry-After
+    header raises the delay to what the server asked. No attempt starts after the deadline.
+    """
+
+    def __init__(self, initial_delay=1.0, max_delay=32.0, deadline=300.0, rng=None):
+        self.initial_delay = initial_delay
+        self.max_delay = max_delay
+        self.deadline = deadline
+        self.rng = rng or random.Random()
+
+    def delays(self):
+        attempt = 0
+        while True:
+            cap = min(self.max_delay, self.initial_delay * (2 ** attempt))
+            yield self.rng.uniform(cap / 2.0, cap)
+            attempt += 1
+
+
+def parse_retry_after(value):
+    """Seconds from a Retry-After header (delta-seconds or HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+# ---------------------------------------------------------------------------------------------
+# Credentials
+
+
+class Credentials:
+    """Bearer tokens from google-auth, refreshed under a lock so that worker threads share one."""
+
+    def __init__(self, google_credentials):
+        self._credentials = google_credentials
+        self._lock = threading.Lock()
+
+    @property
+    def refreshable(self):
+        return self._credentials is not None
+
+    def authorize(self, headers, force_refresh=False):
+        if self._credentials is None:
+            return
+        with self._lock:
+            if force_refresh or not self._credentials.valid:
+                self._credentials.refresh(google.auth.transport.requests.Request())
+            headers['Authorization'] = 'Bearer %s' % self._credentials.token
+
+
+def resolve_settings(params=None, environ=None):
+    """Connection settings from options, falling back to the GCP_* / CLOUDSDK_* environment.
+
+    The GCP_* names are those of the google.cloud collection and of AWX's built-in GCE
+    credential; CLOUDSDK_API_ENDPOINT_OVERRIDES_* are the variables gcloud honours, so one
+    environment points gcloud and this collection at the same endpoint.
+    """
+    params = dict(params or {})
+    environ = os.environ if environ is None else environ
+
+    def pick(option, *variables):
+        value = params.get(option)
+        if value in (None, '', []):
+            for variable in variables:
+                if environ.get(variable):
+                    return environ[variable]
+        return value
+
+    scopes = pick('scopes', 'GCP_SCOPES')
+    if isinstance(scopes, str):
+        scopes = [scope.strip() for scope in scopes.split(',') if scope.strip()]
+    settings = {
+        'project': pick('project', 'GCP_PROJECT'),
+        'auth_kind': pick('auth_kind', 'GCP_AUTH_KIND') or 'application',
+        'service_account_file': pick('service_account_file', 'GCP_SERVICE_ACCOUNT_FILE'),
+        'service_account_contents': pick('service_account_contents', 'GCP_SERVICE_ACCOUNT_CONTENTS'),
+        'access_token': pick('access_token', 'GCP_ACCESS_TOKEN'),
+        'scopes': list(scopes or DEFAULT_SCOPES),
+        'compute_endpoint': pick('compute_endpoint', 'CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE') or COMPUTE_DEFAULT_ENDPOINT,
+        'container_endpoint': pick('container_endpoint', 'CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER') or CONTAINER_DEFAULT_ENDPOINT,
+    }
+    return settings
+
+
+def load_credentials(settings):
+    """google-auth credentials for the settings' auth_kind; None for 'none' (the local sandbox)."""
+    kind = settings['auth_kind']
+    if kind not in AUTH_KINDS:
+        raise GcpError('authenticate', "auth_kind '%s' is not one of %s; set auth_kind (or GCP_AUTH_KIND) to one of them"
+                       % (kind, ', '.join(AUTH_KINDS)))
+    if kind == 'none':
+        return None
+    require_libraries()
+    scopes = settings['scopes']
+    try:
+        if kind == 'application':
+            credentials, _project = google.auth.default(scopes=scopes)
+        elif kind == 'machineaccount':
+            credentials = google.auth.compute_engine.Credentials(scopes=scopes)
+        elif kind == 'accesstoken':
+            if not settings['access_token']:
+                raise GcpError('authenticate', 'auth_kind accesstoken needs access_token (or GCP_ACCESS_TOKEN)')
+            credentials = google_oauth2_credentials.Credentials(token=settings['access_token'])
+        else:
+            info = settings['service_account_contents']
+            if info:
+                info = json.loads(info) if isinstance(info, str) else info
+                credentials = google_service_account.Credentials.from_service_account_info(info, scopes=scopes)
+            elif settings['service_account_file']:
+                credentials = google_service_account.Credentials.from_service_account_file(
+                    os.path.expanduser(settings['service_account_file']), scopes=scopes)
+            else:
+                raise GcpError('authenticate', 'auth_kind serviceaccount needs service_account_file or service_account_contents '
+                               '(or GCP_SERVICE_ACCOUNT_FILE / GCP_SERVICE_ACCOUNT_CONTENTS)')
+    except GcpError:
+        raise
+    except (ValueError, KeyError, OSError, google.auth.exceptions.GoogleAuthError) as exc:
+        # The exception text of google-auth never contains the key itself.
+        raise GcpError('authenticate', 'auth_kind %s: %s' % (kind, exc)) from exc
+    return Credentials(credentials)
+
+
+# ---------------------------------------------------------------------------------------------
+# Transport
+
+
+class Transport:
+    """HTTP with retries. One instance is shared by every thread of a run."""
+
+    def __init__(self, credentials=None, retry=None, pool_size=16, user_agent='aiinfra.gpudirect'):
+        require_libraries()
+        self.credentials = credentials or Credentials(None)
+        self.retry = retry or RetryPolicy()
+        self.session = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
+        self.session.mount('http://', adapter)
+        self.session.mount('https://', adapter)
+        self.session.headers['User-Agent'] = user_agent
+        self.sleep = time.sleep
+
+    def request(self, method, url, action, params=None, body=None):
+        """Send one logical request, retrying what may be retried; return the decoded JSON body.
+
+        The params (including any requestId) are fixed before the first attempt, so every retry
+        is the same request as far as the API is concerned.
+        """
+        deadline = time.monotonic() + self.retry.deadline
+        delays = self.retry.delays()
+        refreshed = False
+        last_error = None
+        while True:
+            headers = {'Accept': 'application/json'}
+            self.credentials.authorize(headers)
+            retry_after = None
+            try:
+                response = self.session.request(method, url, params=params, json=body, headers=headers, timeout=REQUEST_TIMEOUT)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                last_error = GcpError(action, 'connection to %s failed: %s' % (url.split('/')[2], _first_line(exc)))
+            else:
+                if response.status_code < 300:
+                    return response.json() if response.content else {}
+                last_error = error_from_response(action, response)
+                if response.status_code == 401 and not refreshed and self.credentials.refreshable:
+                    self.credentials.authorize(headers, force_refresh=True)
+                    refreshed = True
+                    continue
+                if response.status_code not in RETRYABLE_STATUSES:
+                    raise last_error
+                retry_after = parse_retry_after(response.headers.get('Retry-After'))
+            delay = next(delays)
+            if retry_after is not None:
+                delay = max(delay, retry_after)
+            if time.monotonic() + delay > deadline:
+                raise GcpTimeout(last_error.action, '%s; gave up after the retry deadline of %ss'
+                                 % (last_error.message, self.retry.deadline), status=last_error.status, reason=last_error.reason)
+            self.sleep(delay)
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def error_from_response(action, response):
+    """GcpError from an HTTP error response in Google's error shape (or whatever came back)."""
+    reason = None
+    try:
+        error = response.json().get('error', {})
+    except ValueError:
+        error = {}
+    if isinstance(error, dict):
+        message = error.get('message') or response.reason or ''
+        details = error.get('errors') or []
+        if details and isinstance(details[0], dict):
+            reason = details[0].get('reason')
+        reason = reason or error.get('status')
+    else:
+        message = str(error)
+    return GcpError(action, message or 'no error message', status=response.status_code, reason=reason)
+
+
+def error_from_operation(action, operation):
+    """GcpError from a DONE operation that carries an error (Compute or Container shape)."""
+    compute_errors = (operation.get('error') or {}).get('errors') or []
+    if compute_errors:
+        codes = [item.get('code', '') for item in compute_errors]
+        message = '; '.join(item.get('message', item.get('code', '')) for item in compute_errors)
+        return GcpError(action, message, status=operation.get('httpErrorStatusCode'), reason=codes[0], codes=codes, operation=operation)
+    status = operation.get('error') or {}
+    message = status.get('message') or operation.get('statusMessage') or 'operation failed'
+    code = status.get('code')
+    return GcpError(action, message, reason=str(code) if code is not None else None, operation=operation)
+
+
+# ---------------------------------------------------------------------------------------------
+# API clients
+
+
+def _join(base, path):
+    if path.startswith(('http://', 'https://')):
+        return path
+    return base.rstrip('/') + '/' + path.lstrip('/')
+
+
+def _last_segment(url):
+    return url.rstrip('/').rsplit('/', 1)[-1] if url else None
+
+
+class _ApiClient:
+    """What Compute and Container share: a base URL, a project and a transport."""
+
+    def __init__(self, transport, project, base_url):
+        if not project:
+            raise GcpError('configure the client', 'no project: set project (or GCP_PROJECT)')
+        self.transport = transport
+        self.project = project
+        self.base_url = base_url if base_url.endswith('/') else base_url + '/'
+
+    def url(self, path):
+        return _join(self.base_url, path)
+
+    def get(self, path, action=None, params=None):
+        """The resource at path, or None when it does not exist."""
+        try:
+            return self.transport.request('GET', self.url(path), action or 'get %s' % path, params=params)
+        except GcpError as exc:
+            if exc.not_found:
+                return None
+            raise
+
+    def map_concurrently(self, function, items, max_workers=8):
+        """Call function(item) for every item on a thread pool; return [(item, result, error)] in item order.
+
+        Errors are GcpError instances, returned rather than raised, so one failed resource does not
+        hide what happened to the others.
+        """
+        items = list(items)
+        if not items:
+            return []
+        results = {}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(items)))) as pool:
+            futures = {pool.submit(function, item): index for index, item in enumerate(items)}
+            for future in concurrent.futures.as_completed(futures):
+                index = futures[future]
+                try:
+                    results[index] = (items[index], future.result(), None)
+                except GcpError as exc:
+                    results[index] = (items[index], None, exc)
+        return [results[index] for index in range(len(items))]
+
+
+class ComputeClient(_ApiClient):
+    """Compute Engine v1. Paths are relative to ``projects/PROJECT/`` unless they are full URLs."""
+
+    def __init__(self, transport, project, base_url=COMPUTE_DEFAULT_ENDPOINT):
+        super().__init__(transport, project, base_url)
+
+    def url(self, path):
+        if path.startswith(('http://', 'https://', 'projects/')):
+            return _join(self.base_url, path)
+        return _join(self.base_url, 'projects/%s/%s' % (self.project, path))
+
+    def call(self, method, path, action, body=None, params=None):
+        """One API call; a mutating call gets a requestId that every retry repeats."""
+        params = dict(params or {})
+        if method in MUTATING_METHODS:
+            params.setdefault('requestId', str(uuid.uuid4()))
+        return self.transport.request(method, self.url(path), action, params=params or None, body=body)
+
+    def list(self, path, action=None, params=None):
+        """Every item of a list call, following nextPageToken."""
+        params = dict(params or {})
+        while True:
+            page = self.transport.request('GET', self.url(path), action or 'list %s' % path, params=params)
+            for item in page.get('items', []):
+                yield item
+            if not page.get('nextPageToken'):
+                return
+            params['pageToken'] = page['nextPageToken']
+
+    def aggregated_list(self, collection, action=None, params=None):
+        """(scope, item) pairs of an aggregatedList call, e.g. ('zones/us-central1-a', instance)."""
+        params = dict(params or {})
+        params.setdefault('returnPartialSuccess', 'true')
+        path = 'aggregated/%s' % collection
+        while True:
+            page = self.transport.request('GET', self.url(path), action or 'list %s in every scope' % collection, params=params)
+            for scope, scoped in sorted(page.get('items', {}).items()):
+                for item in scoped.get(collection, []) or []:
+                    yield scope, item
+            if not page.get('nextPageToken'):
+                return
+            params['pageToken'] = page['nextPageToken']
+
+    def operation_path(self, operation):
+        if operation.get('zone'):
+            return 'zones/%s/operations/%s' % (_last_segment(operation['zone']), operation['name'])
+        if operation.get('region'):
+            return 'regions/%s/operations/%s' % (_last_segment(operation['region']), operation['name'])
+        return 'global/operations/%s' % operation['name']
+
+    def wait(self, operation, action, timeout=600.0, progress=None):
+        """Block until the operation is DONE, using the API's own wait method; raise its error if any.
+
+        Each wait call returns when the operation is DONE or after at most about two minutes, so
+        this loops until DONE or until timeout seconds have passed (GcpTimeout).
+        """
+        deadline = time.monotonic() + timeout
+        path = self.operation_path(operation) + '/wait'
+        while operation.get('status') != 'DONE':
+            if time.monotonic() >= deadline:
+                raise GcpTimeout(action, 'operation %s still %s after %ss; it goes on in Google Cloud, rerun to pick it up'
+                                 % (operation.get('name'), operation.get('status'), timeout), operation=operation)
+            operation = self.transport.request('POST', self.url(path), action)
+            if progress:
+                progress(operation)
+        if operation.get('error'):
+            raise error_from_operation(action, operation)
+        return operation
+
+    def run(self, method, path, action, body=None, params=None, timeout=600.0):
+        """call() and wait() together: the finished operation, or a GcpError naming the resource."""
+        return self.wait(self.call(method, path, action, body=body, params=params), action, timeout=timeout)
+
+    def delete(self, path, action, timeout=600.0):
+        """Delete and wait; False when there was nothing to delete."""
+        try:
+            self.run('DELETE', path, action, timeout=timeout)
+        except GcpError as exc:
+            if exc.not_found:
+                return False
+            raise
+        return True
+
+
+class ContainerClient(_ApiClient):
+    """Container (GKE) v1. Paths are relative to ``projects/PROJECT/locations/``.
+
+    The Container API has no requestId, so a create whose connection dropped may have been
+    applied: a retry that then meets 409 looks for the operation the first attempt started.
+    """
+
+    def __init__(self, transport, project, base_url=CONTAINER_DEFAULT_ENDPOINT):
+        super().__init__(transport, project, _join(base_url, 'v1/'))
+
+    def url(self, path):
+        if path.startswith(('http://', 'https://', 'projects/')):
+            return _join(self.base_url, path)
+        return _join(self.base_url, 'projects/%s/locations/%s' % (self.project, path))
+
+    def call(self, method, path, action, body=None, params=None):
+        return self.transport.request(method, self.url(path), action, params=params, body=body)
+
+    def list(self, path, key, action=None):
+        """Every item of a list call (Container lists are not paginated except operations)."""
+        return list(self.transport.request('GET', self.url(path), action or 'list %s' % path).get(key, []))
+
+    def create(self, path, body, target, action):
+        """POST a create and return its operation.
+
+        Callers create only what they found missing, so a 409 means the resource appeared since:
+        most often our own earlier attempt, whose response a dropped connection lost. Then the
+        newest operation on that target is the one to await.
+        """
+        try:
+            return self.call('POST', path, action, body=body)
+        except GcpError as exc:
+            if exc.status != 409:
+                raise
+            location = path.split('/', 1)[0]
+            mine = [operation for operation in self.list('%s/operations' % location, 'operations', action)
+                    if (operation.get('targetLink') or '').endswith('/' + target)]
+            if not mine:
+                raise
+            return max(mine, key=lambda operation: operation.get('startTime', ''))
+
+    def wait(self, operation, action, timeout=1800.0, progress=None, poll=None):
+        """Poll the operation with capped backoff until DONE; raise its error if any."""
+        deadline = time.monotonic() + timeout
+        poll = poll or RetryPolicy(initial_delay=2.0, max_delay=20.0)
+        delays = poll.delays()
+        location = _location_of(operation)
+        while operation.get('status') != 'DONE':
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise GcpTimeout(action, 'operation %s still %s after %ss; it goes on in Google Cloud, rerun to pick it up'
+                                 % (operation.get('name'), operation.get('status'), timeout), operation=operation)
+            self.transport.sleep(min(next(delays), remaining))
+            operation = self.transport.request('GET', self.url('%s/operations/%s' % (location, operation['name'])), action)
+            if progress:
+                progress(operation)
+        if operation.get('error'):
+            raise error_from_operation(action, operation)
+        return operation
+
+
+def _location_of(operation):
+    """The location of a Container operation from its selfLink, zone or location field."""
+    match = re.search(r'/(?:locations|zones)/([^/]+)/operations/', operation.get('selfLink') or '')
+    if match:
+        return match.group(1)
+    return operation.get('location') or operation.get('zone')
+
+
+class Clients:
+    """The Compute and Container clients for one set of connection settings."""
+
+    def __init__(self, settings, retry=None, pool_size=16):
+        self.settings = settings
+        self.transport = Transport(load_credentials(settings), retry=retry, pool_size=pool_size)
+        self.compute = ComputeClient(self.transport, settings['project'], settings['compute_endpoint'])
+        self.container = ContainerClient(self.transport, settings['project'], settings['container_endpoint'])
+
+
+def clients_from(params=None, environ=None, retry=None):
+    """Clients from module options (or a dict of them), falling back to the environment."""
+    return Clients(resolve_settings(params, environ), retry=retry)

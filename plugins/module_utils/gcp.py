@@ -427,8 +427,7 @@ class ComputeClient(_ApiClient):
         params = dict(params or {})
         while True:
             page = self.transport.request('GET', self.url(path), action or 'list %s' % path, params=params)
-            for item in page.get('items', []):
-                yield item
+            yield from page.get('items', [])
             if not page.get('nextPageToken'):
                 return
             params['pageToken'] = page['nextPageToken']

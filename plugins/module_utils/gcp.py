@@ -273,13 +273,16 @@ class Transport:
         self.session.headers['User-Agent'] = user_agent
         self.sleep = time.sleep
 
-    def request(self, method, url, action, params=None, body=None):
+    def request(self, method, url, action, params=None, body=None, deadline=None):
         """Send one logical request, retrying what may be retried; return the decoded JSON body.
 
         The params (including any requestId) are fixed before the first attempt, so every retry
-        is the same request as far as the API is concerned.
+        is the same request as far as the API is concerned. ``deadline`` (seconds) shortens the
+        retry deadline and the read timeout for callers that have less time left.
         """
-        deadline = time.monotonic() + self.retry.deadline
+        deadline = min(self.retry.deadline, deadline) if deadline is not None else self.retry.deadline
+        read_timeout = max(1.0, min(REQUEST_TIMEOUT[1], deadline))
+        deadline = time.monotonic() + deadline
         delays = self.retry.delays()
         refreshed = False
         last_error = None
@@ -288,7 +291,8 @@ class Transport:
             self.credentials.authorize(headers)
             retry_after = None
             try:
-                response = self.session.request(method, url, params=params, json=body, headers=headers, timeout=REQUEST_TIMEOUT)
+                response = self.session.request(method, url, params=params, json=body, headers=headers,
+                                                timeout=(REQUEST_TIMEOUT[0], read_timeout))
             except (requests.ConnectionError, requests.Timeout) as exc:
                 last_error = GcpError(action, 'connection to %s failed: %s' % (url.split('/')[2], _first_line(exc)))
             else:
@@ -457,17 +461,24 @@ class ComputeClient(_ApiClient):
         """Block until the operation is DONE, using the API's own wait method; raise its error if any.
 
         Each wait call returns when the operation is DONE or after at most about two minutes, so
-        this loops until DONE or until timeout seconds have passed (GcpTimeout).
+        this loops until DONE or until timeout seconds have passed (GcpTimeout); no wait call is
+        allowed to outlast the time that is left.
         """
         deadline = time.monotonic() + timeout
         path = self.operation_path(operation) + '/wait'
         while operation.get('status') != 'DONE':
-            if time.monotonic() >= deadline:
-                raise GcpTimeout(action, 'operation %s still %s after %ss; it goes on in Google Cloud, rerun to pick it up'
-                                 % (operation.get('name'), operation.get('status'), timeout), operation=operation)
-            operation = self.transport.request('POST', self.url(path), action)
-            if progress:
-                progress(operation)
+            remaining = deadline - time.monotonic()
+            if remaining > 0:
+                try:
+                    operation = self.transport.request('POST', self.url(path), action, deadline=remaining)
+                except GcpTimeout:
+                    pass   # the time is up; say so below, naming the operation
+                else:
+                    if progress:
+                        progress(operation)
+                    continue
+            raise GcpTimeout(action, 'operation %s still %s after %ss; it goes on in Google Cloud, rerun to pick it up'
+                             % (operation.get('name'), operation.get('status'), timeout), operation=operation)
         if operation.get('error'):
             raise error_from_operation(action, operation)
         return operation

@@ -43,10 +43,10 @@ def firewall_body(name, network):
                         {'IPProtocol': 'icmp'}]}
 
 
-def instance_body(name, networks):
+def instance_body(name, networks, machine_type='a3-highgpu-8g'):
     return {
         'name': name,
-        'machineType': 'zones/%s/machineTypes/a3-highgpu-8g' % ZONE,
+        'machineType': 'zones/%s/machineTypes/%s' % (ZONE, machine_type),
         'scheduling': {'onHostMaintenance': 'TERMINATE', 'automaticRestart': True},
         'disks': [{'boot': True, 'autoDelete': True,
                    'initializeParams': {'sourceImage': 'projects/cos-cloud/global/images/family/cos-121-lts', 'diskSizeGb': '50'}}],
@@ -200,12 +200,13 @@ def test_map_concurrently_reports_each_failure_by_item(sandbox, clients):
 
 
 def test_fabric_under_thirty_percent_faults_is_created_exactly_once(sandbox):
-    """Seed 000's A3 High fabric plus two VMs, with 30% of all calls failing (503 or dropped)."""
+    """Seed 000's A3 Mega fabric and two VMs while 30% of all calls fail (503 or a dropped connection)."""
+    sandbox.latency = 0.05   # so that operation waits happen, and fail too
     sandbox.inject_fault(method='*', kind='http_503', rate=0.15)
     sandbox.inject_fault(method='*', kind='reset', rate=0.15)
     clients = make_clients(sandbox, deadline=120.0)
     compute = clients.compute
-    networks = ['fab-mgmt-net'] + ['fab-data-net-%d' % n for n in range(1, 5)]
+    networks = ['fab-mgmt-net'] + ['fab-data-net-%d' % n for n in range(1, 9)]
     cidr = {name: '192.168.%d.0/24' % index for index, name in enumerate(networks)}
 
     def create_network(name):
@@ -219,32 +220,39 @@ def test_fabric_under_thirty_percent_faults_is_created_exactly_once(sandbox):
         assert error is None, '%s: %s' % (name, error)
     vms = ['fab-vm-1', 'fab-vm-2']
     for name, _result, error in compute.map_concurrently(
-            lambda vm: compute.run('POST', 'zones/%s/instances' % ZONE, "create instance '%s'" % vm, body=instance_body(vm, networks)), vms):
+            lambda vm: compute.run('POST', 'zones/%s/instances' % ZONE, "create instance '%s'" % vm,
+                                   body=instance_body(vm, networks, 'a3-megagpu-8g')), vms):
         assert error is None, '%s: %s' % (name, error)
 
-    sandbox.clear_faults()
-    counts = collections.Counter()
-    for collection, path in (('networks', 'global/networks'), ('subnetworks', 'regions/%s/subnetworks' % REGION),
-                             ('firewalls', 'global/firewalls'), ('instances', 'zones/%s/instances' % ZONE)):
-        for item in compute.list(path):
-            counts[(collection, item['name'])] += 1
-    assert len(counts) == 5 * 3 + 2
-    assert set(counts.values()) == {1}, 'nothing was created twice'
-
     log = sandbox.request_log()
-    failed = [e for e in log if e['status'] in (503, None) or e['status'] == 0]
-    assert len(failed) >= 0.15 * len(log), 'the faults really fired (%d of %d)' % (len(failed), len(log))
-    inserts = [e for e in log if e['method'] == 'POST' and 'requestId' in query(e)]
+    sandbox.clear_faults()
+    expected = {('compute.networks', name) for name in networks}
+    expected |= {('compute.subnetworks', name.replace('-net', '-sub')) for name in networks}
+    expected |= {('compute.firewalls', name + '-internal') for name in networks}
+    expected |= {('compute.instances', name) for name in vms}
+    stored = collections.Counter((collection, item['name']) for collection in {kind for kind, _name in expected}
+                                 for item in sandbox.resources(collection))
+    assert set(stored) == expected
+    assert set(stored.values()) == {1}, 'nothing was created twice'
+    for collection, path in (('networks', 'global/networks'), ('instances', 'zones/%s/instances' % ZONE)):
+        names = [item['name'] for item in compute.list(path)]
+        assert len(names) == len(set(names)) == len([e for e in expected if e[0] == 'compute.' + collection])
+
+    faulted = collections.Counter(entry['fault'] for entry in log if entry['fault'])
+    assert faulted['http_503'] and faulted['reset'], faulted
+    assert sum(faulted.values()) >= 0.15 * len(log), 'the faults really fired (%s of %d)' % (faulted, len(log))
     by_request = collections.defaultdict(list)
-    for entry in inserts:
-        by_request[query(entry)['requestId'][0]].append(entry)
-    assert len(by_request) == 5 * 3 + 2, 'one requestId per resource, kept across its retries'
+    for entry in log:
+        if entry['method'] == 'POST' and 'requestId' in query(entry):
+            by_request[query(entry)['requestId'][0]].append(entry)
+    assert len(by_request) == len(expected), 'one requestId per resource, kept across its retries'
     assert any(len(attempts) > 1 for attempts in by_request.values()), 'some inserts were retried'
 
 
 def test_container_cluster_and_node_pool(sandbox, clients):
     container = clients.container
     location = REGION
+    clients.compute.run('POST', 'global/networks', 'create network', body={'name': 'default', 'autoCreateSubnetworks': True})
     body = {'cluster': {'name': 'c1', 'initialNodeCount': 1, 'network': 'default'}}
     operation = container.create('%s/clusters' % location, body, 'clusters/c1', "create cluster 'c1'")
     done = container.wait(operation, "create cluster 'c1'", poll=gcp.RetryPolicy(initial_delay=0.01, max_delay=0.05))
@@ -254,12 +262,14 @@ def test_container_cluster_and_node_pool(sandbox, clients):
     pool = {'nodePool': {'name': 'gpu', 'initialNodeCount': 2, 'config': {'machineType': 'a3-highgpu-8g'}}}
     operation = container.create('%s/clusters/c1/nodePools' % location, pool, 'nodePools/gpu', "create node pool 'gpu'")
     container.wait(operation, "create node pool 'gpu'", poll=gcp.RetryPolicy(initial_delay=0.01, max_delay=0.05))
-    assert [p['name'] for p in container.list('%s/clusters/c1/nodePools' % location, 'nodePools')] == ['gpu']
+    # initialNodeCount gives the cluster its default-pool, as on GKE.
+    assert [p['name'] for p in container.list('%s/clusters/c1/nodePools' % location, 'nodePools')] == ['default-pool', 'gpu']
     assert container.get('%s/clusters/absent' % location) is None
 
 
 def test_container_create_whose_response_was_lost_is_awaited_not_duplicated(sandbox, clients):
     container = clients.container
+    clients.compute.run('POST', 'global/networks', 'create network', body={'name': 'default', 'autoCreateSubnetworks': True})
     body = {'cluster': {'name': 'c2', 'initialNodeCount': 1}}
     first = container.call('POST', '%s/clusters' % REGION, "create cluster 'c2'", body=body)
     # The caller never saw `first` (say the connection dropped); its retry meets 409 and is given the same operation.

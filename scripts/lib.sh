@@ -3,7 +3,8 @@
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${GPUDIRECT_VENV:-$ROOT/.venv}
-BUILD=$ROOT/build
+# GPUDIRECT_BUILD lets several checkouts or people test at once without sharing a build tree.
+BUILD=${GPUDIRECT_BUILD:-$ROOT/build}
 COLLECTION_DIR=$BUILD/ansible_collections/aiinfra/gpudirect
 PY=${PYTHON:-python3}
 export PATH="$VENV/bin:$PATH"

@@ -1,0 +1,358 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gce_gpudirect_network
+short_description: The whole GPUDirect network fabric of a Compute Engine cluster in one call
+version_added: 0.1.0
+description:
+  - Creates, checks or deletes the VPC networks that an A3 Mega, A3 High or A3 Edge cluster needs, as the Compute Engine
+    manual builds them by hand; a management VPC (custom subnet mode) with its subnet and firewall rules (internal traffic
+    from the fabric's ranges, SSH only from the ranges you give, ICMP), and one data VPC per data NIC of the family
+    (8 for A3 Mega, 4 for A3 High and A3 Edge), each with its subnet and an internal firewall rule.
+  - Names follow the manual, C(PREFIX-mgmt-net), C(PREFIX-mgmt-sub), C(PREFIX-mgmt-internal), C(PREFIX-mgmt-external-ssh),
+    C(PREFIX-mgmt-external-ping), C(PREFIX-data-net-N), C(PREFIX-data-sub-N), C(PREFIX-data-internal-N).
+  - Resources that already exist with the planned settings are reused; firewall ranges and rules and a network's MTU are
+    changed in place; a difference that only a new resource can fix (a subnet's range, a network's subnet mode) fails
+    before anything changes, naming the resource and the field.
+  - Every input is checked before the first API call that changes anything; independent resources are created concurrently.
+author:
+  - aiinfra.gpudirect contributors
+extends_documentation_fragment:
+  - aiinfra.gpudirect.gcp
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would be created, changed or deleted without calling any mutating method.
+  diff_mode:
+    support: full
+    description: Shows the managed fields of every resource before and after.
+options:
+  prefix:
+    description:
+      - Name prefix of every network, subnet and firewall rule of the fabric.
+    type: str
+    required: true
+  family:
+    description:
+      - The machine type of the cluster's VMs; it decides the number of data networks and the default MTU.
+    type: str
+    required: true
+    choices: [a3-megagpu-8g, a3-highgpu-8g, a3-edgegpu-8g]
+  region:
+    description:
+      - Region of the subnets; the VMs' zone must be in it.
+    type: str
+    required: true
+  state:
+    description:
+      - V(present) creates what is missing and corrects what can be corrected.
+      - V(absent) deletes the fabric; it refuses while instances still use its networks and names them.
+    type: str
+    choices: [present, absent]
+    default: present
+  mtu:
+    description:
+      - MTU of every network of the fabric; the family's value (8244) when unset.
+    type: int
+  management_cidr:
+    description:
+      - Range of the management subnet.
+    type: str
+    default: 192.168.0.0/24
+  data_cidrs:
+    description:
+      - Ranges of the data subnets, one per data NIC in NIC order; C(192.168.N.0/24) for data network N when unset.
+      - Ranges must be private IPv4 and must not overlap one another or O(management_cidr).
+    type: list
+    elements: str
+  internal_source_ranges:
+    description:
+      - Sources allowed by the internal rules (all TCP and UDP ports, ICMP).
+      - C(192.168.0.0/16) with the default ranges, as in the manual; otherwise the fabric's own ranges.
+    type: list
+    elements: str
+  ssh_source_ranges:
+    description:
+      - Sources allowed to reach TCP port 22 on the management network. No SSH rule is made when empty.
+      - V(0.0.0.0/0) is refused unless O(ssh_from_anywhere=true).
+    type: list
+    elements: str
+    default: []
+  ssh_from_anywhere:
+    description:
+      - Allow O(ssh_source_ranges) to open SSH to the whole internet.
+    type: bool
+    default: false
+  icmp_source_ranges:
+    description:
+      - Sources allowed to ping the management network (the manual's C(mgmt-external-ping) rule). No rule is made when empty.
+    type: list
+    elements: str
+    default: ['0.0.0.0/0']
+  timeout:
+    description:
+      - Seconds to wait for each operation.
+    type: int
+    default: 600
+notes:
+  - The modules of this collection that talk to Google Cloud run on the controller (C(delegate_to) is not needed with a
+    C(localhost) play).
+seealso:
+  - module: aiinfra.gpudirect.gce_gpudirect_instance
+"""
+
+EXAMPLES = r"""
+- name: The fabric of an A3 High cluster, SSH from the office only
+  aiinfra.gpudirect.gce_gpudirect_network:
+    project: my-project
+    region: us-central1
+    family: a3-highgpu-8g
+    prefix: a3high
+    ssh_source_ranges: [203.0.113.0/24]
+
+- name: An A3 Mega fabric with its own ranges
+  aiinfra.gpudirect.gce_gpudirect_network:
+    region: europe-west4
+    family: a3-megagpu-8g
+    prefix: mega
+    management_cidr: 10.10.0.0/24
+    data_cidrs: [10.10.1.0/24, 10.10.2.0/24, 10.10.3.0/24, 10.10.4.0/24, 10.10.5.0/24, 10.10.6.0/24, 10.10.7.0/24, 10.10.8.0/24]
+
+- name: Remove the fabric once its VMs are gone
+  aiinfra.gpudirect.gce_gpudirect_network:
+    region: us-central1
+    family: a3-highgpu-8g
+    prefix: a3high
+    state: absent
+"""
+
+RETURN = r"""
+plan:
+  description: The fabric's settings as planned.
+  returned: always
+  type: dict
+  sample:
+    family: a3-highgpu-8g
+    technology: TCPX
+    prefix: a3high
+    region: us-central1
+    mtu: 8244
+    management_cidr: 192.168.0.0/24
+    data_cidrs: [192.168.1.0/24, 192.168.2.0/24, 192.168.3.0/24, 192.168.4.0/24]
+    internal_source_ranges: [192.168.0.0/16]
+    networks: [a3high-mgmt-net, a3high-data-net-1, a3high-data-net-2, a3high-data-net-3, a3high-data-net-4]
+networks:
+  description: Each network of the fabric in NIC order (management first), with its subnet and firewall rules.
+  returned: when O(state=present)
+  type: list
+  elements: dict
+  contains:
+    role:
+      description: V(management) or V(data).
+      type: str
+    index:
+      description: 0 for the management network, N for data network N.
+      type: int
+    name:
+      description: Network name.
+      type: str
+    self_link:
+      description: URL of the network.
+      type: str
+    subnet:
+      description: Subnet name.
+      type: str
+    subnet_self_link:
+      description: URL of the subnet.
+      type: str
+    cidr:
+      description: Range of the subnet.
+      type: str
+    firewalls:
+      description: Names of the firewall rules on the network.
+      type: list
+      elements: str
+actions:
+  description: What was done (or would be done in check mode), one line per resource.
+  returned: always
+  type: list
+  elements: str
+  sample: ["create network 'a3high-mgmt-net'", "update firewall 'a3high-mgmt-internal' (sourceRanges)"]
+"""
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gce_fabric
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp_module import GpuDirectModule
+
+ARGUMENT_SPEC = {
+    'prefix': {'type': 'str', 'required': True},
+    'family': {'type': 'str', 'required': True, 'choices': ['a3-megagpu-8g', 'a3-highgpu-8g', 'a3-edgegpu-8g']},
+    'region': {'type': 'str', 'required': True},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'mtu': {'type': 'int'},
+    'management_cidr': {'type': 'str', 'default': '192.168.0.0/24'},
+    'data_cidrs': {'type': 'list', 'elements': 'str'},
+    'internal_source_ranges': {'type': 'list', 'elements': 'str'},
+    'ssh_source_ranges': {'type': 'list', 'elements': 'str', 'default': []},
+    'ssh_from_anywhere': {'type': 'bool', 'default': False},
+    'icmp_source_ranges': {'type': 'list', 'elements': 'str', 'default': ['0.0.0.0/0']},
+    'timeout': {'type': 'int', 'default': 600},
+}
+
+
+def read_current(compute, plan):
+    """Every existing resource of the plan, keyed by (kind, name): one list call per collection."""
+    wanted = {(resource.kind, resource.name) for chain in plan.chains for resource in chain.resources}
+    name_filter = {'filter': 'name eq "%s-.*"' % plan.prefix}
+    current = {}
+    for kind, path in (('network', 'global/networks'), ('subnetwork', 'regions/%s/subnetworks' % plan.region),
+                       ('firewall', 'global/firewalls')):
+        for item in compute.list(path, action='list %ss' % kind, params=name_filter):
+            if (kind, item['name']) in wanted:
+                current[(kind, item['name'])] = item
+    return current
+
+
+def plan_changes(plan, current):
+    """The action for every planned resource: ('create', None), ('patch', fields) or None; immutable differences fail."""
+    actions, immutable = {}, []
+    for chain in plan.chains:
+        for resource in chain.resources:
+            existing = current.get((resource.kind, resource.name))
+            if existing is None:
+                actions[resource.name] = ('create', resource.body)
+                continue
+            patch, fixed = gce_fabric.differences(resource, existing)
+            if fixed:
+                immutable.append('%s (%s)' % (resource.describe(), ', '.join(fixed)))
+            if patch:
+                actions[resource.name] = ('patch', patch)
+    if immutable:
+        raise gce_fabric.PlanError('these resources exist with settings that cannot be changed in place: %s; delete them '
+                                   '(state: absent) or choose another prefix' % '; '.join(immutable))
+    return actions
+
+
+def describe_action(resource, action):
+    verb, detail = action
+    if verb == 'create':
+        return 'create %s' % resource.describe()
+    return 'update %s (%s)' % (resource.describe(), ', '.join(sorted(detail)))
+
+
+class FabricRunner:
+    """Applies the changes of one plan: each network chain in order, the chains concurrently."""
+
+    def __init__(self, compute, plan, current, actions, timeout):
+        self.compute = compute
+        self.plan = plan
+        self.actions = actions
+        self.timeout = timeout
+        self.links = {name: resource['selfLink'] for (_kind, name), resource in current.items()}
+
+    def ensure(self, resource):
+        action = self.actions.get(resource.name)
+        if action is None:
+            return
+        verb, body = action
+        if verb == 'create':
+            operation = self.compute.run('POST', resource.path, 'create %s' % resource.describe(), body=body, timeout=self.timeout)
+        else:
+            operation = self.compute.run('PATCH', resource.resource_path, 'update %s' % resource.describe(), body=body, timeout=self.timeout)
+        self.links[resource.name] = operation.get('targetLink') or self.compute.url(resource.resource_path)
+
+    def ensure_chain(self, chain):
+        self.ensure(chain.network)
+        raise_first(self.compute.map_concurrently(self.ensure, [chain.subnet] + chain.firewalls))
+
+    def apply(self):
+        raise_first(self.compute.map_concurrently(self.ensure_chain, self.plan.chains))
+
+    def network_results(self):
+        return [{
+            'role': chain.role, 'index': chain.index, 'name': chain.network.name, 'self_link': self.links.get(chain.network.name),
+            'subnet': chain.subnet.name, 'subnet_self_link': self.links.get(chain.subnet.name),
+            'cidr': chain.subnet.body['ipCidrRange'], 'firewalls': [firewall.name for firewall in chain.firewalls],
+        } for chain in self.plan.chains]
+
+
+def raise_first(outcomes):
+    """Raise the first error of map_concurrently's outcomes, after every item has finished."""
+    errors = [error for _item, _result, error in outcomes if error is not None]
+    if len(errors) > 1:
+        raise GcpError(None, '; '.join(str(error) for error in errors), status=errors[0].status, reason=errors[0].reason,
+                       codes=[code for error in errors for code in error.codes])
+    if errors:
+        raise errors[0]
+
+
+def instances_using(compute, plan):
+    """Names of instances (any zone) with a NIC on one of the plan's networks."""
+    ours = set(plan.network_names)
+    users = []
+    for scope, instance in compute.aggregated_list('instances', action='list instances'):
+        networks = {nic.get('network', '').rstrip('/').rsplit('/', 1)[-1] for nic in instance.get('networkInterfaces', [])}
+        if networks & ours:
+            users.append('%s (%s)' % (instance['name'], scope.rsplit('/', 1)[-1]))
+    return users
+
+
+def remove(compute, plan, current, timeout, check_mode):
+    """Delete what exists of the plan: rules and subnets first, then the networks."""
+    present = [resource for chain in plan.chains for resource in chain.resources if (resource.kind, resource.name) in current]
+    actions = ['delete %s' % resource.describe() for resource in present]
+    if not present or check_mode:
+        return actions
+
+    def delete(resource):
+        compute.delete(resource.resource_path, 'delete %s' % resource.describe(), timeout=timeout)
+
+    raise_first(compute.map_concurrently(delete, [r for r in present if r.kind != 'network']))
+    raise_first(compute.map_concurrently(delete, [r for r in present if r.kind == 'network']))
+    return actions
+
+
+def main():
+    module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
+    params = module.params
+    try:
+        plan = gce_fabric.build_plan(
+            module.compute.project, params['region'], params['family'], params['prefix'], mtu=params['mtu'],
+            management_cidr=params['management_cidr'], data_cidrs=params['data_cidrs'],
+            internal_source_ranges=params['internal_source_ranges'], ssh_source_ranges=params['ssh_source_ranges'],
+            ssh_from_anywhere=params['ssh_from_anywhere'], icmp_source_ranges=params['icmp_source_ranges'])
+    except gce_fabric.PlanError as exc:
+        module.fail_json(msg=str(exc))
+    result = {'plan': plan.summary()}
+    try:
+        current = read_current(module.compute, plan)
+        before = {name: gce_fabric.view(resource) for (_kind, name), resource in sorted(current.items())}
+        if params['state'] == 'absent':
+            users = instances_using(module.compute, plan) if current else []
+            if users:
+                module.fail_json(msg='the fabric %s is still used by instances %s; delete them first (gce_gpudirect_instance '
+                                 'state: absent, or playbooks/teardown.yml)' % (plan.prefix, ', '.join(users)), **result)
+            result['actions'] = remove(module.compute, plan, current, params['timeout'], module.check_mode)
+            after = {}
+        else:
+            actions = plan_changes(plan, current)
+            resources = [resource for chain in plan.chains for resource in chain.resources]
+            result['actions'] = [describe_action(resource, actions[resource.name]) for resource in resources if resource.name in actions]
+            after = {resource.name: gce_fabric.view(dict(before.get(resource.name) or {}, **resource.body)) for resource in resources}
+            runner = FabricRunner(module.compute, plan, current, actions, params['timeout'])
+            if not module.check_mode:
+                runner.apply()
+            result['networks'] = runner.network_results()
+    except gce_fabric.PlanError as exc:
+        module.fail_json(msg=str(exc), **result)
+    except GcpError as exc:
+        module.fail_from_error(exc, **result)
+    module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,26 @@
+"""Run one of the collection's modules in-process, exactly as Ansible would hand it its arguments.
+
+The module's main() reads its arguments the way AnsibleModule always does, exits through
+exit_json/fail_json, and prints its JSON result; this returns that result as a dict.
+"""
+
+import io
+import json
+import contextlib
+
+from ansible.module_utils.testing import patch_module_args
+
+
+def run_module(main, args, check_mode=False, diff=False):
+    args = dict(args)
+    if check_mode:
+        args['_ansible_check_mode'] = True
+    if diff:
+        args['_ansible_diff'] = True
+    out = io.StringIO()
+    with patch_module_args(args), contextlib.redirect_stdout(out):
+        try:
+            main()
+        except SystemExit:
+            pass
+    return json.loads(out.getvalue())

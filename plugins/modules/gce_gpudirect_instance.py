@@ -1,0 +1,589 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gce_gpudirect_instance
+short_description: A group of A3 Mega, A3 High or A3 Edge VMs with their GPUDirect NICs, in one call
+version_added: 0.1.0
+description:
+  - Creates, checks, starts, stops or deletes a group of GPU VMs as the Compute Engine manual creates them one by one
+    with C(gcloud compute instances create), with one management gVNIC and one gVNIC per data network of the family
+    (8 on A3 Mega, 4 on A3 High and A3 Edge), Container-Optimized OS, and the manual's four provisioning models.
+  - The family comes from O(machine_type); its NIC layout is taken from the fabric of O(fabric_prefix) (made by
+    M(aiinfra.gpudirect.gce_gpudirect_network)) or from O(network_interfaces), and is checked against the catalog.
+  - VMs are created concurrently. A capacity error (C(ZONE_RESOURCE_POOL_EXHAUSTED), quota) is reported for that VM by
+    name while the others go on, and a rerun creates only what is missing; O(fallback_zones) are tried in order first.
+  - A second run with the same arguments changes nothing. Labels, metadata and network tags are changed in place; any
+    other difference on an existing VM is reported by VM and field, and the VM is replaced only with O(recreate=true).
+author:
+  - aiinfra.gpudirect contributors
+extends_documentation_fragment:
+  - aiinfra.gpudirect.gcp
+attributes:
+  check_mode:
+    support: full
+    description: Reports what would be created, changed, started, stopped or deleted without calling any mutating method.
+  diff_mode:
+    support: full
+    description: Shows the compared fields of every VM before and after.
+options:
+  names:
+    description:
+      - Names of the VMs. Mutually exclusive with O(count).
+    type: list
+    elements: str
+  count:
+    description:
+      - Number of VMs, named by O(name_pattern).
+    type: int
+  name_pattern:
+    description:
+      - Pattern of the VM names when O(count) is given; C({prefix}) is O(fabric_prefix), C({n}) counts from 1.
+    type: str
+    default: '{prefix}-vm-{n}'
+  zone:
+    description:
+      - Zone of the VMs.
+    type: str
+    required: true
+  fallback_zones:
+    description:
+      - Zones of the same region to try in order when O(zone) has no capacity for a VM.
+    type: list
+    elements: str
+    default: []
+  machine_type:
+    description:
+      - The machine type, which decides the family.
+    type: str
+    required: true
+    choices: [a3-megagpu-8g, a3-highgpu-8g, a3-edgegpu-8g]
+  fabric_prefix:
+    description:
+      - Prefix of the fabric made by M(aiinfra.gpudirect.gce_gpudirect_network); its networks give the NICs.
+      - Mutually exclusive with O(network_interfaces).
+    type: str
+  network_interfaces:
+    description:
+      - The NICs in order (management first), when the networks were not made by this collection.
+    type: list
+    elements: dict
+    suboptions:
+      network:
+        description: Network name or URL.
+        type: str
+        required: true
+      subnetwork:
+        description: Subnetwork name or URL.
+        type: str
+        required: true
+  external_ip:
+    description:
+      - Give the management NIC an external address, as the manual does. Data NICs never get one.
+    type: bool
+    default: true
+  provisioning_model:
+    description:
+      - V(standard), V(spot), V(flex_start) (Dynamic Workload Scheduler) or V(reservation_bound).
+      - V(reservation_bound) is not available for C(a3-edgegpu-8g).
+    type: str
+    choices: [standard, spot, flex_start, reservation_bound]
+    default: standard
+  termination_action:
+    description:
+      - What happens when a spot VM is reclaimed or a flex_start or reservation_bound VM's time ends.
+      - Required for those models.
+    type: str
+    choices: [STOP, DELETE]
+  max_run_duration:
+    description:
+      - Longest run of a flex_start VM, from 10m to 7d, written like C(7d) or C(1h30m).
+    type: str
+  request_valid_for_duration:
+    description:
+      - How long a flex_start request may wait for capacity; 90s to 2h for this zone only, or C(0s) for any zone.
+    type: str
+  reservation:
+    description:
+      - Name or URL of the reservation a reservation_bound VM consumes; it must exist.
+    type: str
+  restart_on_failure:
+    description:
+      - Restart the VM automatically after a host failure. Spot VMs never restart automatically, as with gcloud.
+    type: bool
+    default: true
+  image:
+    description:
+      - Boot image URL; when unset, the newest image of O(image_family) in O(image_project).
+    type: str
+  image_family:
+    description:
+      - Boot image family; C(cos-121-lts) when unset.
+    type: str
+  image_project:
+    description:
+      - Project of O(image_family); C(cos-cloud) when unset.
+    type: str
+  boot_disk_size_gb:
+    description:
+      - Boot disk size in GB.
+    type: int
+  boot_disk_type:
+    description:
+      - Boot disk type such as C(pd-balanced); the API's default when unset.
+    type: str
+  metadata:
+    description:
+      - Instance metadata. When unset, C(cos-update-strategy=update_disabled) as in the manual.
+    type: dict
+  service_account_email:
+    description:
+      - Service account of the VMs.
+    type: str
+    default: default
+  service_account_scopes:
+    description:
+      - OAuth scopes of the VMs' service account; the manual's cloud-platform scope when unset.
+    type: list
+    elements: str
+  labels:
+    description:
+      - Labels of the VMs.
+    type: dict
+  tags:
+    description:
+      - Network tags of the VMs.
+    type: list
+    elements: str
+  placement_policy:
+    description:
+      - Name of a compact placement policy (resource policy of the region) for the VMs.
+    type: str
+  create_placement_policy:
+    description:
+      - Create O(placement_policy) as a compact (collocated) policy when it does not exist.
+    type: bool
+    default: false
+  state:
+    description:
+      - V(present) creates missing VMs and leaves running state alone; V(started) and V(stopped) also start or stop them;
+        V(absent) deletes them.
+    type: str
+    choices: [present, started, stopped, absent]
+    default: present
+  recreate:
+    description:
+      - Replace a VM whose settings differ in a field that Compute Engine cannot change in place.
+    type: bool
+    default: false
+  timeout:
+    description:
+      - Seconds to wait for each VM to be created, started, stopped or deleted.
+    type: int
+    default: 900
+"""
+
+EXAMPLES = r"""
+- name: Two A3 High VMs on the a3high fabric, as in the manual
+  aiinfra.gpudirect.gce_gpudirect_instance:
+    project: my-project
+    zone: us-central1-a
+    machine_type: a3-highgpu-8g
+    fabric_prefix: a3high
+    count: 2
+    boot_disk_size_gb: 200
+
+- name: Eight spot A3 Mega VMs, trying a second zone when the first has no capacity
+  aiinfra.gpudirect.gce_gpudirect_instance:
+    zone: us-central1-a
+    fallback_zones: [us-central1-c]
+    machine_type: a3-megagpu-8g
+    fabric_prefix: mega
+    count: 8
+    provisioning_model: spot
+    termination_action: STOP
+    placement_policy: mega-compact
+    create_placement_policy: true
+
+- name: Flex-start VMs for a week
+  aiinfra.gpudirect.gce_gpudirect_instance:
+    zone: us-central1-a
+    machine_type: a3-megagpu-8g
+    fabric_prefix: mega
+    names: [mega-a, mega-b]
+    provisioning_model: flex_start
+    termination_action: DELETE
+    max_run_duration: 7d
+    request_valid_for_duration: 2h
+
+- name: Delete them
+  aiinfra.gpudirect.gce_gpudirect_instance:
+    zone: us-central1-a
+    machine_type: a3-megagpu-8g
+    fabric_prefix: mega
+    names: [mega-a, mega-b]
+    state: absent
+"""
+
+RETURN = r"""
+instances:
+  description: Every VM of the call, in the order of the names.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: VM name.
+      type: str
+    zone:
+      description: Zone the VM is in.
+      type: str
+    status:
+      description: C(RUNNING), C(TERMINATED), ... or C(ABSENT), or C(FAILED) when it could not be created.
+      type: str
+    machine_type:
+      description: Machine type.
+      type: str
+    provisioning_model:
+      description: C(STANDARD), C(SPOT), C(FLEX_START) or C(RESERVATION_BOUND).
+      type: str
+    management_ip:
+      description: Internal address of the management NIC.
+      type: str
+    external_ip:
+      description: External address of the management NIC, if any.
+      type: str
+    data_ips:
+      description: Internal addresses of the data NICs, in NIC order (eth1, eth2, ... in the guest).
+      type: list
+      elements: str
+    networks:
+      description: Network of each NIC, in order.
+      type: list
+      elements: str
+    error:
+      description: Why the VM could not be created, when it could not.
+      type: str
+  sample:
+    - name: a3high-vm-1
+      zone: us-central1-a
+      status: RUNNING
+      machine_type: a3-highgpu-8g
+      provisioning_model: STANDARD
+      management_ip: 192.168.0.2
+      external_ip: 34.1.2.3
+      data_ips: [192.168.1.2, 192.168.2.2, 192.168.3.2, 192.168.4.2]
+      networks: [a3high-mgmt-net, a3high-data-net-1, a3high-data-net-2, a3high-data-net-3, a3high-data-net-4]
+events:
+  description: One progress line per VM and step, in the order they happened.
+  returned: always
+  type: list
+  elements: str
+  sample: ["a3high-vm-1: created in us-central1-a (RUNNING) after 41.2s"]
+actions:
+  description: What was done (or would be done in check mode), one line per VM and step.
+  returned: always
+  type: list
+  elements: str
+  sample: ["create instance 'a3high-vm-1' in us-central1-a"]
+"""
+
+import threading
+import time
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gce_instance
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import GcpError, RetryPolicy
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp_module import GpuDirectModule
+
+ARGUMENT_SPEC = {
+    'names': {'type': 'list', 'elements': 'str'},
+    'count': {'type': 'int'},
+    'name_pattern': {'type': 'str', 'default': '{prefix}-vm-{n}'},
+    'zone': {'type': 'str', 'required': True},
+    'fallback_zones': {'type': 'list', 'elements': 'str', 'default': []},
+    'machine_type': {'type': 'str', 'required': True, 'choices': ['a3-megagpu-8g', 'a3-highgpu-8g', 'a3-edgegpu-8g']},
+    'fabric_prefix': {'type': 'str'},
+    'network_interfaces': {'type': 'list', 'elements': 'dict', 'options': {
+        'network': {'type': 'str', 'required': True}, 'subnetwork': {'type': 'str', 'required': True}}},
+    'external_ip': {'type': 'bool', 'default': True},
+    'provisioning_model': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'spot', 'flex_start', 'reservation_bound']},
+    'termination_action': {'type': 'str', 'choices': ['STOP', 'DELETE']},
+    'max_run_duration': {'type': 'str'},
+    'request_valid_for_duration': {'type': 'str'},
+    'reservation': {'type': 'str'},
+    'restart_on_failure': {'type': 'bool', 'default': True},
+    'image': {'type': 'str'},
+    'image_family': {'type': 'str'},
+    'image_project': {'type': 'str'},
+    'boot_disk_size_gb': {'type': 'int'},
+    'boot_disk_type': {'type': 'str'},
+    'metadata': {'type': 'dict'},
+    'service_account_email': {'type': 'str', 'default': 'default'},
+    'service_account_scopes': {'type': 'list', 'elements': 'str'},
+    'labels': {'type': 'dict'},
+    'tags': {'type': 'list', 'elements': 'str'},
+    'placement_policy': {'type': 'str'},
+    'create_placement_policy': {'type': 'bool', 'default': False},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'started', 'stopped', 'absent']},
+    'recreate': {'type': 'bool', 'default': False},
+    'timeout': {'type': 'int', 'default': 900},
+}
+MUTUALLY_EXCLUSIVE = [('names', 'count'), ('fabric_prefix', 'network_interfaces')]
+REQUIRED_ONE_OF = [('names', 'count'), ('fabric_prefix', 'network_interfaces')]
+
+
+def build(params, project):
+    """The VM names and their shared spec, from the module options; SpecError on bad input."""
+    names = gce_instance.instance_names(params['names'], params['count'], params['name_pattern'], params['fabric_prefix'])
+    try:
+        family = gce_instance.families.get_family(params['machine_type'])
+    except ValueError as exc:
+        raise gce_instance.SpecError(str(exc)) from None
+    if params['fabric_prefix']:
+        interfaces = gce_instance.fabric_interfaces(params['fabric_prefix'], family)
+    else:
+        interfaces = [(nic['network'], nic['subnetwork']) for nic in params['network_interfaces']]
+    region = gce_instance.region_of(params['zone'])
+    for zone in params['fallback_zones']:
+        if gce_instance.region_of(zone) != region:
+            raise gce_instance.SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the fabric\'s subnets; '
+                                         'give zones of %s' % (zone, region, params['zone'], region))
+    if params['create_placement_policy'] and not params['placement_policy']:
+        raise gce_instance.SpecError('placement_policy: give the name of the compact placement policy to create')
+    spec = gce_instance.build_instance_spec(
+        project, params['zone'], params['machine_type'], interfaces, provisioning_model=params['provisioning_model'],
+        termination_action=params['termination_action'], max_run_duration=params['max_run_duration'],
+        request_valid_for_duration=params['request_valid_for_duration'], reservation=params['reservation'],
+        restart_on_failure=params['restart_on_failure'], image=params['image'], image_family=params['image_family'],
+        image_project=params['image_project'], boot_disk_size_gb=params['boot_disk_size_gb'],
+        boot_disk_type=params['boot_disk_type'], metadata=params['metadata'], service_account_email=params['service_account_email'],
+        scopes=params['service_account_scopes'], labels=params['labels'], tags=params['tags'],
+        placement_policy=params['placement_policy'], external_ip=params['external_ip'])
+    return names, spec
+
+
+def read_instances(compute, names):
+    """{name: instance} for the names that exist in any zone: one aggregatedList."""
+    wanted = set(names)
+    if not wanted:
+        return {}
+    query = {'filter': 'name eq "(%s)"' % '|'.join(sorted(wanted))}
+    return {instance['name']: instance for _scope, instance in compute.aggregated_list('instances', 'list instances', params=query)
+            if instance['name'] in wanted}
+
+
+class GroupRunner:
+    """Carries out the plan for the group: each VM on its own thread, every step recorded as an event."""
+
+    def __init__(self, module, spec, zones):
+        self.compute = module.compute
+        self.spec = spec
+        self.zones = zones
+        self.timeout = module.params['timeout']
+        self.events = []
+        self.errors = {}
+        self.done = 0
+        self._lock = threading.Lock()
+
+    def event(self, line, done=True):
+        """Record a progress line; done=True also counts a change made."""
+        with self._lock:
+            self.events.append(line)
+            self.done += 1 if done else 0
+
+    def create(self, name):
+        started = time.monotonic()
+        last_error = None
+        for zone in self.zones:
+            action = "create instance '%s' in %s" % (name, zone)
+            try:
+                operation = self.compute.run('POST', 'zones/%s/instances' % zone, action, body=self.spec.body(name, zone),
+                                             timeout=self.timeout)
+            except GcpError as exc:
+                last_error = exc
+                if exc.capacity and zone != self.zones[-1]:
+                    self.event('%s: no capacity in %s (%s), trying the next zone' % (name, zone, ', '.join(exc.codes)), done=False)
+                    continue
+                raise
+            self.event('%s: created in %s after %.1fs' % (name, zone, time.monotonic() - started))
+            return operation
+        raise last_error
+
+    def run_on(self, instance, verb):
+        zone = gce_instance._last(instance['zone'])
+        path = 'zones/%s/instances/%s' % (zone, instance['name'])
+        started = time.monotonic()
+        if verb == 'delete':
+            self.compute.delete(path, "delete instance '%s'" % instance['name'], timeout=self.timeout)
+        else:
+            self.compute.run('POST', path + '/' + verb, "%s instance '%s'" % (verb, instance['name']), timeout=self.timeout)
+        self.event('%s: %s in %s after %.1fs' % (instance['name'], {'delete': 'deleted', 'start': 'started', 'stop': 'stopped'}[verb],
+                                                  zone, time.monotonic() - started))
+
+    def update(self, instance, fields, body):
+        zone = gce_instance._last(instance['zone'])
+        path = 'zones/%s/instances/%s' % (zone, instance['name'])
+        for field in fields:
+            if field == 'labels':
+                payload = {'labels': body.get('labels') or {}, 'labelFingerprint': instance.get('labelFingerprint')}
+            elif field == 'metadata':
+                payload = {'items': (body.get('metadata') or {}).get('items', []),
+                           'fingerprint': (instance.get('metadata') or {}).get('fingerprint')}
+            else:
+                payload = {'items': (body.get('tags') or {}).get('items', []), 'fingerprint': (instance.get('tags') or {}).get('fingerprint')}
+            self.compute.run('POST', '%s/%s' % (path, gce_instance.IN_PLACE[field]), "set %s of instance '%s'" % (field, instance['name']),
+                             body=payload, timeout=self.timeout)
+        self.event('%s: %s set in place' % (instance['name'], ', '.join(fields)))
+
+    def each(self, function, items, key):
+        """Run function on every item concurrently; record failures by name instead of stopping the others."""
+        for item, _result, error in self.compute.map_concurrently(function, items, max_workers=16):
+            if error is not None:
+                name = key(item)
+                self.errors[name] = error
+                self.event('%s: FAILED: %s' % (name, error), done=False)
+
+
+def wait_for_status(compute, names, status, timeout):
+    """Poll (one aggregatedList a round, with backoff) until every named VM reports status; return them."""
+    deadline = time.monotonic() + timeout
+    delays = RetryPolicy(initial_delay=1.0, max_delay=10.0).delays()
+    while True:
+        current = read_instances(compute, names)
+        late = [name for name in names if current.get(name, {}).get('status') != status]
+        if not late or time.monotonic() >= deadline:
+            return current, late
+        compute.transport.sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
+
+
+def ensure_placement_policy(compute, spec, params, check_mode, actions):
+    name = params['placement_policy']
+    if not name:
+        return
+    region = gce_instance.region_of(params['zone'])
+    path = 'regions/%s/resourcePolicies/%s' % (region, name)
+    if compute.get(path, "get resource policy '%s'" % name) is not None:
+        return
+    if not params['create_placement_policy']:
+        raise gce_instance.SpecError("placement_policy: '%s' does not exist in %s; create it or set create_placement_policy: true" % (name, region))
+    actions.append("create compact placement policy '%s' in %s" % (name, region))
+    if not check_mode:
+        compute.run('POST', 'regions/%s/resourcePolicies' % region, "create resource policy '%s'" % name,
+                    body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
+
+
+def check_references(compute, spec, params):
+    """Fail before any VM is created when what they need does not exist: networks, reservation."""
+    networks = {gce_instance._last(nic['network']) for nic in spec.template['networkInterfaces']}
+    existing = {item['name'] for item in compute.list('global/networks', 'list networks')}
+    missing = sorted(networks - existing)
+    if missing:
+        raise gce_instance.SpecError('network_interfaces: network %s does not exist; create the fabric first '
+                                     '(gce_gpudirect_network, or the network tag of the playbook)' % ', '.join(missing))
+    if spec.reservation:
+        path = spec.reservation if '/' in spec.reservation else 'zones/%s/reservations/%s' % (params['zone'], spec.reservation)
+        if compute.get(path, "get reservation '%s'" % spec.reservation) is None:
+            raise gce_instance.SpecError("reservation: '%s' does not exist in %s; create it or name an existing one"
+                                         % (spec.reservation, params['zone']))
+
+
+def main():
+    module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True, mutually_exclusive=MUTUALLY_EXCLUSIVE,
+                             required_one_of=REQUIRED_ONE_OF)
+    params = module.params
+    result = {'instances': [], 'events': [], 'actions': []}
+    try:
+        names, spec = build(params, module.compute.project)
+    except gce_instance.SpecError as exc:
+        module.fail_json(msg=str(exc), **result)
+    state = params['state']
+    compute = module.compute
+    actions = result['actions']
+    runner = GroupRunner(module, spec, [params['zone']] + list(params['fallback_zones']))
+    try:
+        current = read_instances(compute, names)
+        before = {name: gce_instance.instance_summary(current[name]) for name in names if name in current}
+        if state == 'absent':
+            doomed = [current[name] for name in names if name in current]
+            actions.extend("delete instance '%s'" % instance['name'] for instance in doomed)
+            if not module.check_mode:
+                runner.each(lambda instance: runner.run_on(instance, 'delete'), doomed, key=lambda instance: instance['name'])
+        else:
+            missing = [name for name in names if name not in current]
+            updates, replace, refused = {}, [], []
+            for name in names:
+                if name in current:
+                    in_place, fixed = gce_instance.differences(spec.body(name, gce_instance._last(current[name]['zone'])), current[name])
+                    if fixed:
+                        (replace if params['recreate'] else refused).append((name, fixed))
+                    elif in_place:
+                        updates[name] = in_place
+            if refused:
+                module.fail_json(msg='these VMs exist with settings that Compute Engine cannot change in place: %s; set recreate: true '
+                                 'to replace them, or delete them' % '; '.join('%s (%s)' % (name, ', '.join(fields)) for name, fields in refused),
+                                 **result)
+            to_create = missing + [name for name, _fields in replace]
+            if to_create:
+                check_references(compute, spec, params)
+                ensure_placement_policy(compute, spec, params, module.check_mode, actions)
+            actions.extend("replace instance '%s' (%s)" % (name, ', '.join(fields)) for name, fields in replace)
+            actions.extend("create instance '%s' in %s" % (name, params['zone']) for name in missing)
+            actions.extend("set %s of instance '%s'" % (', '.join(fields), name) for name, fields in updates.items())
+            if not module.check_mode:
+                runner.each(lambda name: runner.run_on(current[name], 'delete'), [name for name, _f in replace], key=lambda name: name)
+                runner.each(runner.create, [name for name in to_create if name not in runner.errors], key=lambda name: name)
+                runner.each(lambda name: runner.update(current[name], updates[name], spec.body(name)), list(updates), key=lambda name: name)
+            wanted_status = {'started': 'RUNNING', 'stopped': 'TERMINATED'}.get(state)
+            if wanted_status:
+                verb = 'start' if wanted_status == 'RUNNING' else 'stop'
+                turn = [current[name] for name in names if name in current and name not in runner.errors
+                        and name not in dict(replace) and current[name].get('status') != wanted_status]
+                actions.extend("%s instance '%s'" % (verb, instance['name']) for instance in turn)
+                if not module.check_mode:
+                    runner.each(lambda instance: runner.run_on(instance, verb), turn, key=lambda instance: instance['name'])
+        final = current
+        if not module.check_mode and actions:
+            target = {'absent': None, 'stopped': 'TERMINATED'}.get(state, 'RUNNING')
+            ok = [name for name in names if name not in runner.errors]
+            if target:
+                final, late = wait_for_status(compute, ok, target, params['timeout'])
+                for name in late:
+                    runner.errors[name] = GcpError("bring instance '%s' to %s" % (name, target), 'still %s after %ss'
+                                                   % (final.get(name, {}).get('status', 'missing'), params['timeout']))
+            else:
+                final = read_instances(compute, names)
+    except gce_instance.SpecError as exc:
+        module.fail_json(msg=str(exc), **result)
+    except GcpError as exc:
+        result['events'] = runner.events
+        module.fail_from_error(exc, **result)
+
+    for name in names:
+        if name in final:
+            summary = gce_instance.instance_summary(final[name])
+        else:
+            summary = {'name': name, 'zone': None, 'status': 'ABSENT'}
+        if name in runner.errors:
+            summary.update(status='FAILED', error=str(runner.errors[name]))
+        result['instances'].append(summary)
+    result['events'] = runner.events
+    after = {item['name']: item for item in result['instances'] if item['status'] not in ('ABSENT', 'FAILED')}
+    if module.check_mode:
+        after = dict(before, **{name: {'name': name, 'zone': params['zone'], 'status': 'RUNNING'} for name in names
+                                if name not in before and state != 'absent'})
+        if state == 'absent':
+            after = {}
+    result['diff'] = {'before': before, 'after': after}
+    changed = bool(actions) if module.check_mode else runner.done > 0
+    if runner.errors:
+        module.fail_json(msg='%d of %d VMs failed: %s; the others are done, and a rerun retries only these' % (
+            len(runner.errors), len(names), '; '.join('%s: %s' % (name, runner.errors[name]) for name in names if name in runner.errors)),
+            changed=changed, **result)
+    module.exit_json(changed=changed, **result)
+
+
+if __name__ == '__main__':
+    main()

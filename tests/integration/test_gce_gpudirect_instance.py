@@ -1,0 +1,234 @@
+"""gce_gpudirect_instance against the sandbox: the seed's provisioning models, idempotence, capacity errors."""
+
+import pytest
+
+from ansible_collections.aiinfra.gpudirect.plugins.modules import gce_gpudirect_instance, gce_gpudirect_network
+from module_runner import run_module
+
+PROJECT = 'sandbox-project'
+REGION = 'us-central1'
+ZONE = 'us-central1-a'
+
+
+@pytest.fixture
+def connection(sandbox):
+    return {'project': PROJECT, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url, 'retry_deadline': 30}
+
+
+@pytest.fixture
+def vms(sandbox, connection):
+    """Run the instance module on a fabric that exists (made by the network module)."""
+    made = set()
+
+    def run(check_mode=False, diff=False, family='a3-highgpu-8g', prefix='hi', **overrides):
+        if (family, prefix) not in made:
+            fabric = run_module(gce_gpudirect_network.main, dict(connection, region=REGION, family=family, prefix=prefix))
+            assert fabric.get('failed') is not True, fabric
+            made.add((family, prefix))
+        args = dict(connection, zone=ZONE, machine_type=family, fabric_prefix=prefix, count=2, boot_disk_size_gb=50)
+        args.update(overrides)
+        args = {key: value for key, value in args.items() if value is not None}   # None: leave the option out
+        return run_module(gce_gpudirect_instance.main, args, check_mode=check_mode, diff=diff)
+    return run
+
+
+def mutating(sandbox):
+    return [e for e in sandbox.request_log() if e['method'] in ('POST', 'PATCH', 'PUT', 'DELETE')
+            and not e['path'].split('?')[0].endswith('/wait')]
+
+
+def instances(sandbox):
+    return {item['name']: item for item in sandbox.resources('compute.instances')}
+
+
+def test_a3_high_vms_have_the_seeds_nics(sandbox, vms):
+    result = vms()
+    assert result['changed'] is True, result.get('msg')
+    assert [vm['name'] for vm in result['instances']] == ['hi-vm-1', 'hi-vm-2']
+    vm = result['instances'][0]
+    assert vm['status'] == 'RUNNING' and vm['zone'] == ZONE and vm['machine_type'] == 'a3-highgpu-8g'
+    assert vm['networks'] == ['hi-mgmt-net', 'hi-data-net-1', 'hi-data-net-2', 'hi-data-net-3', 'hi-data-net-4']
+    assert vm['management_ip'].startswith('192.168.0.')
+    assert [ip.rsplit('.', 1)[0] for ip in vm['data_ips']] == ['192.168.%d' % n for n in range(1, 5)]
+    stored = instances(sandbox)['hi-vm-1']
+    assert [nic['nicType'] for nic in stored['networkInterfaces']] == ['GVNIC'] * 5
+    assert [bool(nic.get('accessConfigs')) for nic in stored['networkInterfaces']] == [True, False, False, False, False]
+    assert stored['scheduling']['onHostMaintenance'] == 'TERMINATE'
+    assert stored['metadata']['items'][0] == {'key': 'cos-update-strategy', 'value': 'update_disabled'} or any(
+        item == {'key': 'cos-update-strategy', 'value': 'update_disabled'} for item in stored['metadata']['items'])
+    assert stored['serviceAccounts'][0]['scopes'] == ['https://www.googleapis.com/auth/cloud-platform']
+    assert any('hi-vm-1: created in us-central1-a' in line for line in result['events'])
+
+
+def test_second_run_changes_nothing_and_only_reads(sandbox, vms):
+    vms()
+    count = len(sandbox.request_log())
+    again = vms()
+    assert again['changed'] is False and again['actions'] == []
+    assert [e['method'] for e in sandbox.request_log()[count:]] == ['GET']
+
+
+def test_requests_per_created_vm(sandbox, vms):
+    vms(count=1, names=None)  # warm the fabric so only VM calls are counted below
+    count = len(sandbox.request_log())
+    vms(count=4)
+    calls = sandbox.request_log()[count:]
+    per_vm = [e for e in calls if '/instances' in e['path'] and 'aggregated' not in e['path'] or '/operations/' in e['path']]
+    assert len(per_vm) <= 3 * 3, [e['path'] for e in calls]
+
+
+@pytest.mark.parametrize('model, extra, scheduling', [
+    ('spot', {'termination_action': 'STOP'},
+     {'provisioningModel': 'SPOT', 'instanceTerminationAction': 'STOP', 'automaticRestart': False, 'preemptible': True}),
+    ('flex_start', {'termination_action': 'DELETE', 'max_run_duration': '1h2m3s', 'request_valid_for_duration': '90s'},
+     {'provisioningModel': 'FLEX_START', 'instanceTerminationAction': 'DELETE', 'automaticRestart': True,
+      'maxRunDuration': {'seconds': '3723'}}),
+])
+def test_provisioning_models(sandbox, vms, model, extra, scheduling):
+    result = vms(provisioning_model=model, count=1, **extra)
+    assert result.get('failed') is not True, result.get('msg')
+    stored = instances(sandbox)['hi-vm-1']
+    for key, value in scheduling.items():
+        assert stored['scheduling'].get(key) == value, key
+    if model == 'flex_start':
+        assert stored['reservationAffinity']['consumeReservationType'] == 'NO_RESERVATION'
+        # params is input-only: the API does not return it, so look at what was sent.
+        inserts = [e for e in mutating(sandbox) if e['path'].split('?')[0].endswith('/instances')]
+        assert inserts[-1]['body']['params'] == {'requestValidForDuration': {'seconds': '90'}}
+
+
+def test_reservation_bound_needs_an_existing_reservation(sandbox, vms, connection):
+    refused = vms(provisioning_model='reservation_bound', termination_action='DELETE', reservation='res-a', count=1)
+    assert refused['failed'] is True
+    assert "reservation: 'res-a' does not exist in us-central1-a" in refused['msg']
+    assert [e for e in mutating(sandbox) if '/instances' in e['path']] == []
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp
+    compute = gcp.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    compute.run('POST', 'zones/%s/reservations' % ZONE, 'create reservation', body={
+        'name': 'res-a', 'specificReservation': {'count': '2', 'instanceProperties': {'machineType': 'a3-highgpu-8g'}},
+        'specificReservationRequired': True})
+    result = vms(provisioning_model='reservation_bound', termination_action='DELETE', reservation='res-a', count=1)
+    assert result.get('failed') is not True, result.get('msg')
+    affinity = instances(sandbox)['hi-vm-1']['reservationAffinity']
+    assert affinity == {'consumeReservationType': 'SPECIFIC_RESERVATION', 'key': 'compute.googleapis.com/reservation-name', 'values': ['res-a']}
+
+
+def test_capacity_errors_are_per_vm_and_a_rerun_creates_only_those(sandbox, vms):
+    vms(count=1)   # fabric and one VM first
+    sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=3)
+    result = vms(count=8, provisioning_model='spot', termination_action='STOP', names=None)
+    # hi-vm-1 exists as a standard VM: a spot request for it is an immutable difference
+    assert result['failed'] is True
+    assert 'hi-vm-1 (scheduling)' in result['msg']
+    assert len(instances(sandbox)) == 1
+
+
+def test_spot_capacity_errors_named_and_rerun(sandbox, vms):
+    sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=3)
+    spot = dict(count=8, provisioning_model='spot', termination_action='STOP', family='a3-megagpu-8g', prefix='mega')
+    result = vms(**spot)
+    assert result['failed'] is True
+    failed = [vm['name'] for vm in result['instances'] if vm['status'] == 'FAILED']
+    assert len(failed) == 3
+    assert result['msg'].startswith('3 of 8 VMs failed: ')
+    assert all(name in result['msg'] for name in failed)
+    assert 'ZONE_RESOURCE_POOL_EXHAUSTED' in result['msg']
+    assert len(instances(sandbox)) == 5
+    count = len(mutating(sandbox))
+    sandbox.clear_faults()
+    rerun = vms(**spot)
+    assert rerun.get('failed') is not True, rerun.get('msg')
+    created = [e for e in mutating(sandbox)[count:] if e['path'].split('?')[0].endswith('/instances')]
+    assert sorted(e['body']['name'] for e in created) == sorted(failed)
+    assert len(instances(sandbox)) == 8
+
+
+def test_fallback_zone_takes_the_vm(sandbox, vms):
+    sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=1)
+    result = vms(count=1, fallback_zones=['us-central1-b'])
+    assert result.get('failed') is not True, result.get('msg')
+    assert result['instances'][0]['zone'] == 'us-central1-b'
+    assert any('no capacity in us-central1-a' in line for line in result['events'])
+
+
+def test_labels_change_in_place_other_fields_need_recreate(sandbox, vms):
+    vms(count=1)
+    relabel = vms(count=1, labels={'team': 'ml'}, diff=True)
+    assert relabel['changed'] is True
+    assert relabel['actions'] == ["set labels of instance 'hi-vm-1'"]
+    assert instances(sandbox)['hi-vm-1']['labels'] == {'team': 'ml'}
+    refused = vms(count=1, labels={'team': 'ml'}, restart_on_failure=False)
+    assert refused['failed'] is True
+    assert 'hi-vm-1 (scheduling)' in refused['msg'] and 'set recreate: true' in refused['msg']
+    replaced = vms(count=1, labels={'team': 'ml'}, restart_on_failure=False, recreate=True)
+    assert replaced.get('failed') is not True, replaced.get('msg')
+    assert instances(sandbox)['hi-vm-1']['scheduling']['automaticRestart'] is False
+
+
+def test_stop_start_and_delete(sandbox, vms):
+    vms(count=2)
+    stopped = vms(count=2, state='stopped')
+    assert stopped['changed'] is True
+    assert {vm['status'] for vm in stopped['instances']} == {'TERMINATED'}
+    assert vms(count=2, state='stopped')['changed'] is False
+    started = vms(count=2, state='started')
+    assert {vm['status'] for vm in started['instances']} == {'RUNNING'}
+    checked = vms(count=2, state='absent', check_mode=True)
+    assert checked['changed'] is True and len(instances(sandbox)) == 2
+    deleted = vms(count=2, state='absent')
+    assert deleted['changed'] is True and instances(sandbox) == {}
+    assert {vm['status'] for vm in deleted['instances']} == {'ABSENT'}
+    assert vms(count=2, state='absent')['changed'] is False
+
+
+def test_check_mode_creates_nothing(sandbox, vms):
+    vms(count=1, check_mode=True)  # the fabric is made for real by the fixture
+    count = len(mutating(sandbox))
+    result = vms(count=3, check_mode=True, diff=True)
+    assert result['changed'] is True
+    assert result['actions'] == ["create instance 'hi-vm-%d' in us-central1-a" % n for n in (1, 2, 3)]
+    assert len(mutating(sandbox)) == count
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'provisioning_model': 'reservation_bound', 'termination_action': 'STOP', 'reservation': 'r', 'family': 'a3-edgegpu-8g', 'prefix': 'edge'},
+     'provisioning_model: a3-edgegpu-8g does not support RESERVATION_BOUND'),
+    ({'provisioning_model': 'spot'}, 'termination_action: spot needs one of STOP, DELETE'),
+    ({'provisioning_model': 'flex_start', 'termination_action': 'STOP', 'request_valid_for_duration': '90s'}, 'max_run_duration: flex_start VMs need one'),
+    ({'provisioning_model': 'flex_start', 'termination_action': 'STOP', 'max_run_duration': '5m', 'request_valid_for_duration': '0s'},
+     'max_run_duration: 300s is outside 10m-7d'),
+    ({'provisioning_model': 'flex_start', 'termination_action': 'STOP', 'max_run_duration': '8d', 'request_valid_for_duration': '0s'},
+     'max_run_duration: 691200s is outside 10m-7d'),
+    ({'provisioning_model': 'flex_start', 'termination_action': 'STOP', 'max_run_duration': '1d', 'request_valid_for_duration': '3h'},
+     'request_valid_for_duration: 10800s is outside 90s-2h (or 0s)'),
+    ({'provisioning_model': 'flex_start', 'termination_action': 'STOP', 'max_run_duration': 'a week', 'request_valid_for_duration': '0s'},
+     "max_run_duration: 'a week' is not a duration"),
+    ({'provisioning_model': 'reservation_bound', 'termination_action': 'STOP'}, 'reservation: reservation_bound VMs need the name'),
+    ({'reservation': 'r'}, 'reservation: only reservation_bound VMs take one'),
+    ({'termination_action': 'STOP'}, 'termination_action: only spot, flex_start and reservation_bound VMs take one'),
+    ({'max_run_duration': '1h'}, 'max_run_duration: only flex_start VMs take one'),
+    ({'network_interfaces': [{'network': 'n0', 'subnetwork': 's0'}], 'fabric_prefix': None}, "name_pattern: '{prefix}-vm-{n}' uses {prefix}"),
+    ({'network_interfaces': [{'network': 'a', 'subnetwork': 'a'}], 'fabric_prefix': None, 'names': ['vm-a'], 'count': None},
+     'network_interfaces: a3-highgpu-8g needs 5 NICs (1 management + 4 data, TCPX), 1 given'),
+    ({'network_interfaces': [{'network': 'n%d' % (n % 4), 'subnetwork': 's%d' % n} for n in range(5)], 'fabric_prefix': None,
+      'names': ['vm-a'], 'count': None},
+     'network_interfaces: network n0 carries more than one NIC'),
+    ({'names': ['Bad_Name'], 'count': None}, "names: 'Bad_Name' is not a valid VM name"),
+    ({'names': ['a', 'a'], 'count': None}, 'names: a appears more than once'),
+    ({'name_pattern': 'vm'}, "name_pattern: 'vm' gives the same name to every VM"),
+    ({'name_pattern': '{prefix}-{index}'}, 'has an unknown placeholder'),
+    ({'fallback_zones': ['europe-west4-a']}, 'fallback_zones: europe-west4-a is not in us-central1'),
+    ({'image': 'projects/x/global/images/y', 'image_family': 'cos-stable'}, 'image: give either image or image_family'),
+    ({'labels': {'Team': 'ml'}}, "labels: 'Team: ml' is not a valid label"),
+    ({'create_placement_policy': True}, 'placement_policy: give the name of the compact placement policy to create'),
+    ({'placement_policy': 'nope'}, "placement_policy: 'nope' does not exist in us-central1"),
+    ({'fabric_prefix': 'other'}, 'network_interfaces: network other-data-net-1, other-data-net-2'),
+    ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
+])
+def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, overrides, message):
+    vms(count=1, check_mode=True, family=overrides.get('family', 'a3-highgpu-8g'), prefix=overrides.get('prefix', 'hi'))
+    count = len(mutating(sandbox))
+    result = vms(**overrides)
+    assert result['failed'] is True
+    assert message in result['msg']
+    assert len(mutating(sandbox)) == count

@@ -299,5 +299,6 @@ def instance_summary(instance):
         'external_ip': external[0] if external else None,
         'data_ips': [nic.get('networkIP') for nic in nics[1:]],
         'networks': [_last(nic.get('network')) for nic in nics],
+        'nic_types': [nic.get('nicType', 'VIRTIO_NET') for nic in nics],
         'self_link': instance.get('selfLink'),
     }

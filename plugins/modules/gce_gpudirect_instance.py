@@ -264,6 +264,10 @@ instances:
       description: Network of each NIC, in order.
       type: list
       elements: str
+    nic_types:
+      description: Type of each NIC, in order (C(GVNIC) on A3).
+      type: list
+      elements: str
     error:
       description: Why the VM could not be created, when it could not.
       type: str

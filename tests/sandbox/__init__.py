@@ -1,0 +1,44 @@
+"""A local stand-in for the Compute Engine v1 and Kubernetes Engine v1 REST APIs, for tests.
+
+It serves the real URLs (routed from the discovery documents in google-api-python-client), checks
+every request body against the real schemas, enforces the API's documented rules for A3/A4 VMs and
+networks (``rules.py``), runs long-running operations with a configurable latency, injects faults,
+de-duplicates ``requestId`` and logs every request.  The real gcloud CLI runs against it.
+
+Interface::
+
+    from sandbox import Sandbox
+    sb = Sandbox(latency=0.0, seed=0, state_file=None)   # also project=, verbose=, wait_timeout=
+    sb.start()                      # binds 127.0.0.1:0 (ephemeral port), serves in a thread
+    sb.url                          # 'http://127.0.0.1:PORT'
+    sb.compute_url                  # sb.url + '/compute/v1/'   (beta/ and alpha/ are served too)
+    sb.container_url                # sb.url + '/'              (v1/ and v1beta1/)
+    sb.inject_fault(method='compute.instances.insert', kind='http_503', rate=0.3)  # or count=2
+    sb.clear_faults()
+    sb.request_log()                # [{method, path, status, body, api_method, fault}, ...]
+    sb.resources('compute.instances')   # stored resources of a collection, as dicts
+    sb.reset()                      # clears state and log
+    sb.latency = 2.0                # operations stay RUNNING this long
+    sb.stop()
+
+Collections for ``resources``: compute.networks, compute.subnetworks, compute.firewalls,
+compute.instances, compute.reservations, compute.resourcePolicies, compute.operations,
+container.clusters, container.nodePools, container.operations.  ``sb.state`` is the underlying
+``Store`` (``sb.state.lock`` guards it).
+
+Fault kinds: http_429, http_500, http_503, reset, ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED
+(see ``faults.py``).  Control endpoints over HTTP: ``GET /_sandbox/requests``,
+``POST /_sandbox/reset``, ``POST /_sandbox/faults`` ({method, kind, rate|count, retry_after}),
+``DELETE /_sandbox/faults``, ``GET /_sandbox/state``.
+
+Modules: server (HTTP, dispatch, log, controls), batch (Google's multipart batch endpoint),
+discovery (routes from the discovery documents), validation (schema checks), faults, store (state,
+state file), operations, registry, compute (catalog endpoints, operations, CRUD scaffolding, list
+filters), networking, instances, rules, container, serviceusage, catalog (zones, machine types,
+images, GKE versions), errors; for tests: client (stdlib JSON client with ``create_vpc``) and
+gcloud (the real gcloud CLI pointed at a sandbox).
+"""
+
+from .server import Sandbox
+
+__all__ = ['Sandbox']

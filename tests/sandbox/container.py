@@ -1,0 +1,406 @@
+"""Kubernetes Engine v1 (and v1beta1) clusters, node pools, operations and server config.
+
+Both URL families gcloud and client libraries use are served by the same handlers:
+``v1/projects/P/locations/L/clusters/...`` and the older ``v1/projects/P/zones/Z/clusters/...``.
+A created cluster is RUNNING (once its operation is DONE) with an endpoint and a
+``masterAuth.clusterCaCertificate``, so ``gcloud container clusters create`` can write a kubeconfig.
+
+Refusals, as GKE makes them: bad names, unknown locations and versions, duplicates (409), missing
+clusters (404), multi-networking without Dataplane V2 or VPC-native, additional node networks on a
+cluster without multi-networking or naming networks/subnetworks that do not exist, more node networks
+than the machine type's NICs, a GPU type that does not match the machine type's bundled GPUs, and a
+specific reservation or placement policy that does not exist.
+"""
+
+import base64
+import re
+import zlib
+
+from . import catalog
+from .errors import ApiError
+from .operations import start_container_operation
+from .registry import handles
+from .store import COMPUTE_LINK, CONTAINER_LINK, container_time
+
+_NAME = re.compile(r'^[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?$')
+_DEFAULT_SCOPES = ['https://www.googleapis.com/auth/devstorage.read_only', 'https://www.googleapis.com/auth/logging.write',
+                   'https://www.googleapis.com/auth/monitoring', 'https://www.googleapis.com/auth/service.management.readonly',
+                   'https://www.googleapis.com/auth/servicecontrol', 'https://www.googleapis.com/auth/trace.append']
+# Not a real CA: a PEM-shaped placeholder that kubeconfig writers accept as certificate-authority-data.
+_FAKE_CA = base64.b64encode(b'-----BEGIN CERTIFICATE-----\nU2FuZGJveCBjbHVzdGVyIENBIChub3QgYSByZWFsIGNlcnRpZmljYXRlKQ==\n-----END CERTIFICATE-----\n').decode()
+
+
+def bad_request(message):
+    return ApiError(400, 'badRequest', message)
+
+
+def not_found(path):
+    return ApiError(404, 'notFound', 'Not found: %s.' % path)
+
+
+def already_exists(path):
+    return ApiError(409, 'alreadyExists', 'Already exists: %s.' % path)
+
+
+class Where:
+    """Project, location, cluster, node pool and operation of a call, whichever URL family it used."""
+
+    def __init__(self, call):
+        params = call.params
+        self.project = params.get('projectsId') or params.get('projectId')
+        self.location = params.get('locationsId') or params.get('zone') or params.get('zonesId')
+        self.cluster = params.get('clustersId') or params.get('clusterId')
+        self.node_pool = params.get('nodePoolsId') or params.get('nodePoolId')
+        self.operation = params.get('operationsId') or params.get('operationId')
+        body = call.body or {}
+        # Bodies may also carry the names (deprecated fields of the request messages).
+        self.cluster = self.cluster or body.get('clusterId')
+
+    @property
+    def parent(self):
+        return 'projects/%s/locations/%s' % (self.project, self.location)
+
+    @property
+    def cluster_key(self):
+        return '%s/clusters/%s' % (self.parent, self.cluster)
+
+    def node_pool_key(self, name=None):
+        return '%s/nodePools/%s' % (self.cluster_key, name or self.node_pool)
+
+
+def _check_location(location):
+    if location not in catalog.ZONES and location not in catalog.REGIONS:
+        raise bad_request('Location "%s" does not exist.' % location)
+
+
+def _link_path(project, location):
+    """Zonal resources are linked under ``zones/``, regional ones under ``locations/``, as GKE does."""
+    return 'projects/%s/%s/%s' % (project, 'zones' if location in catalog.ZONES else 'locations', location)
+
+
+def _zones_of(location):
+    if location in catalog.ZONES:
+        return [location]
+    return ['%s-%s' % (location, letter) for letter in catalog.REGIONS[location][:3]]
+
+
+def _region_of(location):
+    return catalog.region_of_zone(location) or location
+
+
+def _resolve_version(requested):
+    if requested in (None, '', '-', 'latest'):
+        return catalog.GKE_DEFAULT_VERSION if requested != 'latest' else catalog.GKE_VERSIONS[0]
+    if requested in catalog.GKE_VERSIONS:
+        return requested
+    matches = [version for version in catalog.GKE_VERSIONS if version.startswith(requested + '.') or version.startswith(requested + '-')]
+    if matches:
+        return matches[0]
+    raise bad_request('Master version "%s" is unsupported.' % requested)
+
+
+def _compute_network_exists(call, project, name_or_path):
+    key = name_or_path if name_or_path.startswith('projects/') else 'projects/%s/global/networks/%s' % (project, name_or_path)
+    return call.store.get('compute.networks', key) is not None, key
+
+
+def _compute_subnet_exists(call, project, region, name_or_path):
+    key = name_or_path if name_or_path.startswith('projects/') else 'projects/%s/regions/%s/subnetworks/%s' % (project, region, name_or_path)
+    return call.store.get('compute.subnetworks', key) is not None, key
+
+
+def _ip_range(call, base):
+    serial = call.store.new_serial() % 60
+    return '10.%d.0.0/14' % (base + serial * 4 % 200)
+
+
+def _node_pool(call, where, cluster, body, version):
+    name = body.get('name')
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise bad_request('Invalid node pool name "%s": it must match %s.' % (name, _NAME.pattern))
+    config = dict(body.get('config') or {})
+    machine_type = config.setdefault('machineType', 'e2-medium')
+    spec = catalog.MACHINE_TYPES.get(machine_type)
+    if spec is None:
+        raise bad_request('Machine type "%s" does not exist in zone "%s".' % (machine_type, _zones_of(where.location)[0]))
+    bundled = (spec.get('accelerators') or [{}])[0].get('guestAcceleratorType')
+    for accelerator in config.get('accelerators', []):
+        if bundled and accelerator.get('acceleratorType') != bundled:
+            raise bad_request('Accelerator type "%s" is not compatible with machine type "%s" (it comes with %s).'
+                              % (accelerator.get('acceleratorType'), machine_type, bundled))
+        accelerator['acceleratorCount'] = str(accelerator.get('acceleratorCount', '1'))
+    config.setdefault('diskSizeGb', 100)
+    config.setdefault('diskType', 'pd-balanced')
+    config.setdefault('imageType', 'COS_CONTAINERD')
+    config.setdefault('oauthScopes', list(_DEFAULT_SCOPES))
+    config.setdefault('serviceAccount', 'default')
+    config.setdefault('metadata', {'disable-legacy-endpoints': 'true'})
+    config.setdefault('shieldedInstanceConfig', {'enableIntegrityMonitoring': True})
+    network_config = dict(body.get('networkConfig') or {})
+    additional = network_config.get('additionalNodeNetworkConfigs') or []
+    if additional:
+        if not cluster.get('networkConfig', {}).get('enableMultiNetworking'):
+            raise bad_request('Additional node networks require a cluster with multi-networking enabled (--enable-multi-networking).')
+        region = _region_of(where.location)
+        seen = {cluster.get('networkConfig', {}).get('network')}
+        for item in additional:
+            exists, network_key = _compute_network_exists(call, where.project, item.get('network', ''))
+            if not exists:
+                raise bad_request('Network "%s" does not exist.' % item.get('network'))
+            if network_key in seen:
+                raise bad_request('Network "%s" is used by more than one node network; networks must be distinct.' % item.get('network'))
+            seen.add(network_key)
+            exists, _subnet_key = _compute_subnet_exists(call, where.project, region, item.get('subnetwork', ''))
+            if not exists:
+                raise bad_request('Subnetwork "%s" does not exist in region "%s".' % (item.get('subnetwork'), region))
+        if 1 + len(additional) > spec['max_nics']:
+            raise bad_request('Machine type "%s" supports at most %d network interfaces; %d were requested.'
+                              % (machine_type, spec['max_nics'], 1 + len(additional)))
+    _check_node_pool_references(call, where, config, body)
+    network_config.setdefault('podRange', 'gke-%s-pods-%08x' % (where.cluster, zlib.crc32(where.cluster.encode())))
+    network_config.setdefault('podIpv4CidrBlock', cluster.get('clusterIpv4Cidr', '10.4.0.0/14'))
+    link_path = _link_path(where.project, where.location)
+    group = 'gke-%s-%s-%08x-grp' % (where.cluster[:20], name[:20], zlib.crc32((where.cluster + name).encode()))
+    pool = dict(body)
+    pool.update({
+        'name': name,
+        'config': config,
+        'initialNodeCount': int(body.get('initialNodeCount', 3)),
+        'locations': body.get('locations') or _zones_of(where.location),
+        'networkConfig': network_config,
+        'management': body.get('management', {'autoUpgrade': True, 'autoRepair': True}),
+        'maxPodsConstraint': body.get('maxPodsConstraint', {'maxPodsPerNode': '110'}),
+        'podIpv4CidrSize': 24,
+        'upgradeSettings': body.get('upgradeSettings', {'maxSurge': 1, 'strategy': 'SURGE'}),
+        'version': body.get('version') or version,
+        'status': 'PROVISIONING',
+        'selfLink': CONTAINER_LINK + '%s/clusters/%s/nodePools/%s' % (link_path, where.cluster, name),
+        'instanceGroupUrls': [COMPUTE_LINK + 'projects/%s/zones/%s/instanceGroupManagers/%s' % (where.project, zone, group)
+                              for zone in (body.get('locations') or _zones_of(where.location))],
+        'etag': '%08x' % zlib.crc32(name.encode()),
+    })
+    return pool
+
+
+def _check_node_pool_references(call, where, config, body):
+    """A specific reservation and a placement policy a node pool names must exist (its VMs could not be created)."""
+    affinity = config.get('reservationAffinity') or {}
+    if affinity.get('consumeReservationType') == 'SPECIFIC_RESERVATION':
+        value = (affinity.get('values') or [''])[0]
+        parts = value.split('/')
+        project = parts[1] if value.startswith('projects/') else where.project
+        zones = body.get('locations') or _zones_of(where.location)
+        if not any(call.store.get('compute.reservations', 'projects/%s/zones/%s/reservations/%s' % (project, zone, parts[-1])) for zone in zones):
+            raise bad_request('Reservation "%s" does not exist in zones %s.' % (value, ', '.join(zones)))
+    policy = (body.get('placementPolicy') or {}).get('policyName')
+    if policy:
+        region = _region_of(where.location)
+        key = policy if policy.startswith('projects/') else 'projects/%s/regions/%s/resourcePolicies/%s' % (where.project, region, policy)
+        if call.store.get('compute.resourcePolicies', key) is None:
+            raise bad_request('Placement policy "%s" does not exist in region "%s".' % (policy, region))
+
+
+def _render_cluster(call, key):
+    cluster = call.store.get('container.clusters', key)
+    if cluster is None:
+        return None
+    rendered = dict(cluster)
+    pools = [pool for _key, pool in call.store.items('container.nodePools', key + '/nodePools/')]
+    rendered['nodePools'] = pools
+    if pools:
+        rendered['nodeConfig'] = pools[0]['config']
+        rendered['currentNodeCount'] = sum(pool['initialNodeCount'] * len(pool['locations']) for pool in pools)
+        rendered['instanceGroupUrls'] = [url for pool in pools for url in pool['instanceGroupUrls']]
+    return rendered
+
+
+@handles('container.projects.locations.clusters.create', 'container.projects.zones.clusters.create')
+def create_cluster(call):
+    where = Where(call)
+    body = dict(call.body.get('cluster') or {})
+    where.cluster = body.get('name')
+    _check_location(where.location)
+    if not isinstance(where.cluster, str) or not _NAME.match(where.cluster):
+        raise bad_request('Invalid cluster name "%s": it must match %s.' % (where.cluster, _NAME.pattern))
+    key = where.cluster_key
+    if call.store.get('container.clusters', key) is not None:
+        raise already_exists(key)
+    version = _resolve_version(body.get('initialClusterVersion'))
+    network_config = dict(body.get('networkConfig') or {})
+    ip_policy = dict(body.get('ipAllocationPolicy') or {})
+    if network_config.get('enableMultiNetworking'):
+        if network_config.get('datapathProvider') != 'ADVANCED_DATAPATH':
+            raise bad_request('Multi-networking requires GKE Dataplane V2 (datapathProvider ADVANCED_DATAPATH).')
+        if not ip_policy.get('useIpAliases', True) is True or ('useIpAliases' not in ip_policy and not ip_policy):
+            raise bad_request('Multi-networking requires a VPC-native cluster (ipAllocationPolicy.useIpAliases).')
+    network = body.get('network') or network_config.get('network') or 'default'
+    region = _region_of(where.location)
+    network_key = network if network.startswith('projects/') else 'projects/%s/global/networks/%s' % (where.project, network)
+    if (body.get('network') or network_config.get('network')) and call.store.get('compute.networks', network_key) is None:
+        raise bad_request('Network "%s" does not exist.' % network)
+    subnetwork = body.get('subnetwork') or network_config.get('subnetwork') or network.rsplit('/', 1)[-1]
+    if body.get('subnetwork') and not _compute_subnet_exists(call, where.project, region, subnetwork)[0]:
+        raise bad_request('Subnetwork "%s" does not exist in region "%s".' % (subnetwork, region))
+    cluster_cidr = ip_policy.get('clusterIpv4CidrBlock') or body.get('clusterIpv4Cidr') or _ip_range(call, 4)
+    network_config.update({
+        'network': network_key,
+        'subnetwork': subnetwork if subnetwork.startswith('projects/') else 'projects/%s/regions/%s/subnetworks/%s' % (where.project, region, subnetwork),
+        'datapathProvider': network_config.get('datapathProvider', 'LEGACY_DATAPATH'),
+    })
+    ip_policy.update({'useIpAliases': ip_policy.get('useIpAliases', True), 'clusterIpv4Cidr': cluster_cidr,
+                      'clusterIpv4CidrBlock': cluster_cidr, 'servicesIpv4Cidr': '34.118.224.0/20',
+                      'servicesIpv4CidrBlock': '34.118.224.0/20', 'stackType': 'IPV4'})
+    serial = call.store.new_serial()
+    link_path = _link_path(where.project, where.location)
+    pools_requested = body.pop('nodePools', None) or []
+    if not pools_requested and body.get('initialNodeCount'):
+        pools_requested = [{'name': 'default-pool', 'initialNodeCount': body['initialNodeCount'], 'config': body.get('nodeConfig') or {}}]
+    cluster = dict(body)
+    cluster.update({
+        'name': where.cluster,
+        'location': where.location,
+        'zone': where.location,
+        'locations': body.get('locations') or _zones_of(where.location),
+        'network': network.rsplit('/', 1)[-1],
+        'subnetwork': subnetwork.rsplit('/', 1)[-1],
+        'networkConfig': network_config,
+        'ipAllocationPolicy': ip_policy,
+        'clusterIpv4Cidr': cluster_cidr,
+        'servicesIpv4Cidr': '34.118.224.0/20',
+        'initialClusterVersion': version,
+        'currentMasterVersion': version,
+        'currentNodeVersion': version,
+        'endpoint': '34.%d.%d.%d' % (30 + serial // 65536 % 200, serial // 256 % 256, serial % 256 or 1),
+        'masterAuth': {'clusterCaCertificate': _FAKE_CA},
+        'status': 'PROVISIONING',
+        'createTime': container_time(call.now),
+        'selfLink': CONTAINER_LINK + '%s/clusters/%s' % (link_path, where.cluster),
+        'id': '%032x' % (zlib.crc32(key.encode()) * 0x9E3779B1 + serial),
+        'labelFingerprint': 'a9dc16a7',
+        'loggingService': body.get('loggingService', 'logging.googleapis.com/kubernetes'),
+        'monitoringService': body.get('monitoringService', 'monitoring.googleapis.com/kubernetes'),
+        'etag': '%08x' % serial,
+    })
+    pools = [_node_pool(call, where, cluster, pool, version) for pool in pools_requested]
+    effects = []
+    if call.fault is None:
+        call.store.put('container.clusters', key, cluster)
+        effects.append({'action': 'update', 'collection': 'container.clusters', 'key': key, 'fields': {'status': 'RUNNING'}})
+        for pool in pools:
+            pool_key = where.node_pool_key(pool['name'])
+            call.store.put('container.nodePools', pool_key, pool)
+            effects.append({'action': 'update', 'collection': 'container.nodePools', 'key': pool_key, 'fields': {'status': 'RUNNING'}})
+    return start_container_operation(call, where.project, where.location, 'CREATE_CLUSTER', '%s/clusters/%s' % (link_path, where.cluster), effects)
+
+
+def _require_cluster(call, where):
+    rendered = _render_cluster(call, where.cluster_key)
+    if rendered is None:
+        raise not_found(where.cluster_key)
+    return rendered
+
+
+@handles('container.projects.locations.clusters.get', 'container.projects.zones.clusters.get')
+def get_cluster(call):
+    return _require_cluster(call, Where(call))
+
+
+@handles('container.projects.locations.clusters.list', 'container.projects.zones.clusters.list')
+def list_clusters(call):
+    where = Where(call)
+    prefix = 'projects/%s/locations/' % where.project if where.location == '-' else where.parent + '/clusters/'
+    keys = [key for key, _value in call.store.items('container.clusters', prefix)]
+    return {'clusters': [_render_cluster(call, key) for key in keys]}
+
+
+@handles('container.projects.locations.clusters.delete', 'container.projects.zones.clusters.delete')
+def delete_cluster(call):
+    where = Where(call)
+    cluster = call.store.get('container.clusters', where.cluster_key)
+    if cluster is None:
+        raise not_found(where.cluster_key)
+    cluster['status'] = 'STOPPING'
+    pools = [{'action': 'delete', 'collection': 'container.nodePools', 'key': key}
+             for key, _value in call.store.items('container.nodePools', where.cluster_key + '/nodePools/')]
+    effects = [{'action': 'delete', 'collection': 'container.clusters', 'key': where.cluster_key, 'then': pools}]
+    return start_container_operation(call, where.project, where.location, 'DELETE_CLUSTER',
+                                     '%s/clusters/%s' % (_link_path(where.project, where.location), where.cluster), effects)
+
+
+@handles('container.projects.locations.clusters.nodePools.create', 'container.projects.zones.clusters.nodePools.create')
+def create_node_pool(call):
+    where = Where(call)
+    cluster = call.store.get('container.clusters', where.cluster_key)
+    if cluster is None:
+        raise not_found(where.cluster_key)
+    body = call.body.get('nodePool') or {}
+    key = where.node_pool_key(body.get('name'))
+    if call.store.get('container.nodePools', key) is not None:
+        raise already_exists(key)
+    pool = _node_pool(call, where, cluster, body, cluster['currentNodeVersion'])
+    effects = []
+    if call.fault is None:
+        call.store.put('container.nodePools', key, pool)
+        effects.append({'action': 'update', 'collection': 'container.nodePools', 'key': key, 'fields': {'status': 'RUNNING'}})
+    return start_container_operation(call, where.project, where.location, 'CREATE_NODE_POOL',
+                                     '%s/clusters/%s/nodePools/%s' % (_link_path(where.project, where.location), where.cluster, pool['name']), effects)
+
+
+@handles('container.projects.locations.clusters.nodePools.get', 'container.projects.zones.clusters.nodePools.get')
+def get_node_pool(call):
+    where = Where(call)
+    _require_cluster(call, where)
+    pool = call.store.get('container.nodePools', where.node_pool_key())
+    if pool is None:
+        raise not_found(where.node_pool_key())
+    return pool
+
+
+@handles('container.projects.locations.clusters.nodePools.list', 'container.projects.zones.clusters.nodePools.list')
+def list_node_pools(call):
+    where = Where(call)
+    return {'nodePools': _require_cluster(call, where)['nodePools']}
+
+
+@handles('container.projects.locations.clusters.nodePools.delete', 'container.projects.zones.clusters.nodePools.delete')
+def delete_node_pool(call):
+    where = Where(call)
+    pool = call.store.get('container.nodePools', where.node_pool_key())
+    if pool is None:
+        raise not_found(where.node_pool_key())
+    pool['status'] = 'STOPPING'
+    effects = [{'action': 'delete', 'collection': 'container.nodePools', 'key': where.node_pool_key()}]
+    return start_container_operation(call, where.project, where.location, 'DELETE_NODE_POOL',
+                                     '%s/clusters/%s/nodePools/%s' % (_link_path(where.project, where.location), where.cluster, where.node_pool), effects)
+
+
+@handles('container.projects.locations.operations.get', 'container.projects.zones.operations.get')
+def get_operation(call):
+    where = Where(call)
+    key = '%s/operations/%s' % (where.parent, where.operation)
+    operation = call.store.get('container.operations', key)
+    if operation is None:
+        raise not_found(key)
+    return operation
+
+
+@handles('container.projects.locations.operations.list', 'container.projects.zones.operations.list')
+def list_operations(call):
+    where = Where(call)
+    prefix = 'projects/%s/locations/' % where.project if where.location == '-' else where.parent + '/operations/'
+    return {'operations': [value for _key, value in call.store.items('container.operations', prefix)]}
+
+
+@handles('container.projects.locations.getServerConfig', 'container.projects.zones.getServerconfig')
+def get_server_config(call):
+    where = Where(call)
+    _check_location(where.location)
+    return {
+        'defaultClusterVersion': catalog.GKE_DEFAULT_VERSION,
+        'validNodeVersions': list(catalog.GKE_VERSIONS),
+        'defaultImageType': 'COS_CONTAINERD',
+        'validImageTypes': list(catalog.GKE_IMAGE_TYPES),
+        'validMasterVersions': list(catalog.GKE_VERSIONS),
+        'channels': [{'channel': channel, 'defaultVersion': versions[0], 'validVersions': list(versions)}
+                     for channel, versions in catalog.GKE_CHANNELS.items()],
+    }

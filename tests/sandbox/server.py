@@ -1,0 +1,370 @@
+"""The sandbox's HTTP front end: routing, validation, faults, requestId de-duplication, request log,
+control endpoints, and the ``Sandbox`` class that runs it in-process or from ``tests/sandbox/run``.
+
+Request flow (``Sandbox.dispatch``): route the URL with the discovery documents -> log it -> draw a
+fault (an HTTP error or dropped connection ends here, before any effect) -> validate the body
+against the method's schema -> replay a repeated ``requestId`` -> run the handler under the state
+lock -> rewrite canonical links to the address the request came to -> save the state file.
+
+Control endpoints (not logged): ``GET /_sandbox/requests``, ``POST /_sandbox/reset``,
+``GET|POST|DELETE /_sandbox/faults``, ``GET /_sandbox/state``.
+"""
+
+import copy
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+# Importing the handler modules registers them (see registry.py).
+from . import compute, container, instances, networking, serviceusage, updates  # noqa: F401  pylint: disable=unused-import
+from .batch import parse_batch, render_batch
+from .discovery import find_route
+from .errors import ApiError, unknown_url
+from .faults import HTTP_FAULTS, FaultInjector, FaultRule
+from .operations import Call
+from .registry import HANDLERS
+from .store import COMPUTE_LINK, CONTAINER_LINK, Store, strip_internal
+from .validation import normalize_body
+
+RESET = object()  # dispatch result: drop the connection without answering
+_MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
+
+
+class Sandbox:
+    """A local Compute Engine + Kubernetes Engine API.  See the package docstring for the interface."""
+
+    def __init__(self, latency=0.0, seed=0, state_file=None, project='sandbox-project', host='127.0.0.1', port=0,
+                 verbose=False, wait_timeout=120.0):
+        self.latency = float(latency)
+        self.project = project
+        self.host = host
+        self.requested_port = port
+        self.verbose = verbose
+        self.wait_timeout = float(wait_timeout)
+        self.store = Store(state_file)
+        self.faults = FaultInjector(seed)
+        self._log = []
+        self._log_lock = threading.Lock()
+        self._server = None
+        self._thread = None
+        self._stopping = threading.Event()
+
+    # lifecycle ---------------------------------------------------------------------------------
+    def start(self):
+        """Bind (port 0 picks a free one) and serve in a background thread; returns self."""
+        self._stopping.clear()
+        self._server = _Server((self.host, self.requested_port), _RequestHandler)
+        self._server.sandbox = self
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={'poll_interval': 0.02},
+                                        name='sandbox-http', daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self):
+        """Bind and serve in the calling thread (for ``tests/sandbox/run``)."""
+        self._server = _Server((self.host, self.requested_port), _RequestHandler)
+        self._server.sandbox = self
+        return self._server
+
+    def stop(self):
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    @property
+    def port(self):
+        return self._server.server_address[1]
+
+    @property
+    def url(self):
+        return 'http://%s:%d' % (self.host, self.port)
+
+    @property
+    def compute_url(self):
+        return self.url + '/compute/v1/'
+
+    @property
+    def container_url(self):
+        return self.url + '/'
+
+    # test-facing controls ---------------------------------------------------------------------
+    def inject_fault(self, method='*', kind='http_503', rate=None, count=None, retry_after=0):
+        rule = FaultRule(method, kind, rate=rate, count=count, retry_after=retry_after)
+        self.faults.add(rule)
+        return rule
+
+    def clear_faults(self):
+        self.faults.clear()
+
+    def request_log(self, api_method=None):
+        """Copies of the log entries, optionally only those of one discovery method id."""
+        with self._log_lock:
+            entries = copy.deepcopy(self._log)
+        if api_method is not None:
+            entries = [entry for entry in entries if entry['api_method'] == api_method]
+        return entries
+
+    def reset(self):
+        """Forget all resources, operations, requestIds and log entries (faults stay)."""
+        with self.store.lock:
+            self.store.clear()
+            self.store.save()
+        with self._log_lock:
+            self._log = []
+
+    @property
+    def state(self):
+        return self.store
+
+    def resources(self, collection, project=None):
+        """Stored resources of ``collection`` (``compute.instances``, ``compute.networks``,
+        ``compute.subnetworks``, ``compute.firewalls``, ``compute.reservations``,
+        ``compute.resourcePolicies``, ``compute.operations``, ``container.clusters``,
+        ``container.nodePools``, ``container.operations``) as plain dicts with canonical links."""
+        with self.store.lock:
+            self.store.advance()
+            items = self.store.snapshot(collection)
+        if project is not None:
+            items = [item for item in items if '/projects/%s/' % project in item.get('selfLink', '')]
+        return items
+
+    # request handling -------------------------------------------------------------------------
+    def dispatch(self, http_method, raw_path, raw_body, base_url, content_type=None):
+        """Answer one request: ``(status, headers, body bytes)`` or ``RESET``."""
+        split = urlsplit(raw_path)
+        path = split.path.lstrip('/')
+        query = {name: values[-1] for name, values in parse_qs(split.query).items()}
+        if path.startswith('_sandbox/') or path == '_sandbox':
+            return self._control(http_method, path, raw_body)
+        if http_method == 'POST' and (path == 'batch' or path.startswith('batch/')):
+            return self._batch(content_type, raw_body, base_url)
+        entry = {'method': http_method, 'path': raw_path, 'status': None, 'body': None, 'api_method': None, 'fault': None}
+        headers = {}
+        route = None
+        try:
+            try:
+                body = json.loads(raw_body) if raw_body.strip() else None
+            except ValueError:
+                body = None
+                raise ApiError(400, 'parseError', 'Invalid JSON payload received. Unexpected token.') from None
+            finally:
+                entry['body'] = body if body is not None else (raw_body.decode('utf-8', 'replace') or None)
+            route, params = find_route(http_method, path)
+            if route is None:
+                if params == {}:
+                    raise ApiError(405, 'methodNotAllowed', 'Method %s is not allowed for %s.' % (http_method, '/' + path))
+                raise unknown_url(http_method, '/' + path)
+            entry['api_method'] = route.method_id
+            returns_operation = http_method in _MUTATING
+            fault = self.faults.draw(route.method_id, returns_operation)
+            if fault is not None:
+                entry['fault'] = fault.kind
+                if fault.kind == 'reset':
+                    with self._log_lock:
+                        self._log.append(entry)
+                    return RESET
+                if fault.kind in HTTP_FAULTS:
+                    raise self._http_fault(fault)
+            handler = HANDLERS.get(route.method_id)
+            if handler is None:
+                raise ApiError(501, 'notImplemented', 'Method %s is not implemented by the sandbox.' % route.method_id)
+            if route.request_ref:
+                body = normalize_body(route.document, route.request_ref, body if body is not None else {})
+            call = Call(self, route, params, query, body, fault)
+            payload = self._call(handler, call)
+            status = 200
+        except ApiError as error:
+            status, payload, headers = error.code, error.to_json(), error.headers
+        except Exception as error:  # pylint: disable=broad-exception-caught
+            # A sandbox bug must show up as a 500 the client can see, not as a dropped connection.
+            traceback.print_exc()
+            status, payload = 500, ApiError(500, 'backendError', 'Sandbox internal error: %r' % error).to_json()
+        entry['status'] = status
+        with self._log_lock:
+            self._log.append(entry)
+        return status, headers, self._render(payload, route, base_url)
+
+    def _batch(self, content_type, raw_body, base_url):
+        """Google's multipart batch: every part is dispatched (and logged) as its own request."""
+        try:
+            parts = parse_batch(content_type, raw_body)
+        except (ValueError, IndexError):
+            error = ApiError(400, 'badRequest', 'Failed to parse batch request')
+            return error.code, {}, json.dumps(error.to_json()).encode()
+        answers = []
+        for content_id, method, path, body in parts:
+            answer = self.dispatch(method, path, body, base_url)
+            if answer is RESET:
+                return RESET  # a dropped connection drops the whole batch
+            answers.append((content_id,) + answer)
+        batch_type, payload = render_batch(answers)
+        return 200, {'Content-Type': batch_type}, payload
+
+    def _call(self, handler, call):
+        if call.method_id.endswith('Operations.wait'):
+            self._block_until_done(call)
+        request_id = call.query.get('requestId') if call.route.api == 'compute' and call.route.http_method in _MUTATING else None
+        with self.store.lock:
+            self.store.advance()
+            if request_id:
+                # A repeated requestId answers with the first operation, finished or not; nothing runs again.
+                known = self.store.request_ids.get('%s/%s' % (call.project, request_id))
+                operation = self.store.get('compute.operations', known) if known else None
+                if operation is not None:
+                    return copy.deepcopy(operation)
+            result = handler(call)
+            if request_id and isinstance(result, dict) and result.get('kind') == 'compute#operation':
+                self.store.request_ids['%s/%s' % (call.project, request_id)] = result['_key']
+            payload = copy.deepcopy(result)
+            if self.store.dirty:
+                self.store.save()
+        return payload
+
+    def _block_until_done(self, call):
+        """``operations.wait``: block (without the lock) until the operation ends or the wait cap passes."""
+        with self.store.lock:
+            self.store.advance()
+            try:
+                deadline = compute.operation_wait_deadline(call, self.wait_timeout)
+            except ApiError:
+                return
+        while deadline is not None and not self._stopping.is_set():
+            remaining = deadline - time.time()
+            if remaining <= 0:
+                break
+            self._stopping.wait(min(remaining, 0.05))
+
+    @staticmethod
+    def _http_fault(fault):
+        status = HTTP_FAULTS[fault.kind]
+        messages = {429: 'Rate Limit Exceeded', 500: 'Internal Error', 503: 'The service is currently unavailable.'}
+        reasons = {429: 'rateLimitExceeded', 500: 'backendError', 503: 'backendError'}
+        headers = {'Retry-After': str(fault.retry_after)} if status == 429 else {}
+        return ApiError(status, reasons[status], messages[status], headers=headers)
+
+    @staticmethod
+    def _render(payload, route, base_url):
+        text = json.dumps(strip_internal(payload), indent=1)
+        compute_version = route.version if route is not None and route.api == 'compute' else 'v1'
+        text = text.replace(COMPUTE_LINK, '%s/compute/%s/' % (base_url, compute_version))
+        container_version = route.version if route is not None and route.api == 'container' else 'v1'
+        text = text.replace(CONTAINER_LINK, '%s/%s/' % (base_url, container_version))
+        return text.encode('utf-8')
+
+    # control endpoints ------------------------------------------------------------------------
+    def _control(self, http_method, path, raw_body):
+        action = (http_method, path.rstrip('/'))
+        try:
+            if action == ('GET', '_sandbox/requests'):
+                return self._json(200, self.request_log())
+            if action == ('POST', '_sandbox/reset'):
+                self.reset()
+                return self._json(200, {'reset': True})
+            if action == ('GET', '_sandbox/faults'):
+                return self._json(200, [rule.to_json() for rule in self.faults.rules])
+            if action == ('POST', '_sandbox/faults'):
+                spec = json.loads(raw_body or b'{}')
+                rule = self.inject_fault(spec.get('method', '*'), spec.get('kind', 'http_503'), rate=spec.get('rate'),
+                                         count=spec.get('count'), retry_after=spec.get('retry_after', 0))
+                return self._json(200, rule.to_json())
+            if action == ('DELETE', '_sandbox/faults'):
+                self.clear_faults()
+                return self._json(200, {'cleared': True})
+            if action == ('GET', '_sandbox/state'):
+                with self.store.lock:
+                    self.store.advance()
+                    return self._json(200, strip_internal(self.store.collections))
+        except (ValueError, TypeError) as error:
+            return self._json(400, {'error': {'code': 400, 'message': str(error), 'status': 'INVALID_ARGUMENT'}})
+        return self._json(404, unknown_url(http_method, '/' + path).to_json())
+
+    @staticmethod
+    def _json(status, payload):
+        return status, {}, json.dumps(payload, indent=1).encode('utf-8')
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    sandbox = None
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return  # clients hanging up (or faults dropping connections) are not errors
+        super().handle_error(request, client_address)
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'  # keep-alive; every answer carries Content-Length
+    server_version = 'ESF'
+    sys_version = ''
+
+    def _serve(self):
+        sandbox = self.server.sandbox
+        body = self._read_body()
+        host = self.headers.get('Host') or '%s:%d' % self.server.server_address[:2]
+        result = sandbox.dispatch(self.command, self.path, body, 'http://' + host, self.headers.get('Content-Type'))
+        if result is RESET:
+            self._drop_connection()
+            return
+        status, headers, payload = result
+        self.send_response(status)
+        self.send_header('Content-Type', headers.pop('Content-Type', 'application/json; charset=UTF-8'))
+        self.send_header('Content-Length', str(len(payload)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != 'HEAD':
+            self.wfile.write(payload)
+
+    def _read_body(self):
+        if self.headers.get('Transfer-Encoding', '').lower() == 'chunked':
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b';')[0].strip() or b'0', 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return b''.join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get('Content-Length') or 0)
+        return self.rfile.read(length) if length else b''
+
+    def _drop_connection(self):
+        """Close with RST (SO_LINGER 0) so the client sees a reset, not a clean end of stream."""
+        self.close_connection = True
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.connection.close()
+
+    def finish(self):
+        try:
+            super().finish()
+        except (OSError, ValueError):
+            pass  # the connection was dropped on purpose
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
+
+    def log_message(self, format, *args):  # pylint: disable=redefined-builtin
+        if self.server.sandbox.verbose:
+            sys.stderr.write('%s - %s\n' % (self.address_string(), format % args))

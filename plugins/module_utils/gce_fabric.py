@@ -33,9 +33,9 @@ def parse_rules(spec):
     """gcloud's --rules syntax ('tcp:0-65535,udp:0-65535,icmp') as the API's `allowed` list."""
     allowed = []
     for rule in spec.split(','):
-        protocol, _, ports = rule.strip().partition(':')
+        protocol, colon, ports = rule.strip().partition(':')
         entry = {'IPProtocol': protocol}
-        if ports:
+        if colon:
             entry['ports'] = ports.split(';')
         allowed.append(entry)
     return allowed

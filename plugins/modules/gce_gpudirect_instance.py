@@ -19,7 +19,7 @@ description:
   - A second run with the same arguments changes nothing. Labels, metadata and network tags are changed in place; any
     other difference on an existing VM is reported by VM and field, and the VM is replaced only with O(recreate=true).
 author:
-  - aiinfra.gpudirect contributors
+  - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:
   - aiinfra.gpudirect.gcp
 attributes:
@@ -424,8 +424,8 @@ class GroupRunner:
             self.compute.delete(path, "delete instance '%s'" % instance['name'], timeout=self.timeout)
         else:
             self.compute.run('POST', path + '/' + verb, "%s instance '%s'" % (verb, instance['name']), timeout=self.timeout)
-        self.event('%s: %s in %s after %.1fs' % (instance['name'], {'delete': 'deleted', 'start': 'started', 'stop': 'stopped'}[verb],
-                                                  zone, time.monotonic() - started))
+        done = {'delete': 'deleted', 'start': 'started', 'stop': 'stopped'}[verb]
+        self.event('%s: %s in %s after %.1fs' % (instance['name'], done, zone, time.monotonic() - started))
 
     def update(self, instance, fields, body):
         zone = gce_instance._last(instance['zone'])

@@ -20,7 +20,7 @@ description:
     before anything changes, naming the resource and the field.
   - Every input is checked before the first API call that changes anything; independent resources are created concurrently.
 author:
-  - aiinfra.gpudirect contributors
+  - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:
   - aiinfra.gpudirect.gcp
 attributes:

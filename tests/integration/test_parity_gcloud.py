@@ -10,8 +10,6 @@ KEPT_DIFFERENCES, each with its reason, and the test fails on any other differen
 import concurrent.futures
 import re
 
-import pytest
-
 from playbook_runner import ansible_playbook
 
 SEED_PROJECT = 'seed-project'
@@ -185,8 +183,8 @@ def test_playbooks_make_what_the_seed_commands_make(sandbox, gcloud):
         result = ansible_playbook(sandbox, playbook_file, extra, project=OUR_PROJECT)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
-    first, rest = [cases()[0], ('a3-highgpu-8g', 'standard')], [case for case in cases() if case not in
-                                                               (cases()[0], ('a3-highgpu-8g', 'standard'))]
+    first = [cases()[0], ('a3-highgpu-8g', 'standard')]
+    rest = [case for case in cases() if case not in first]
     for case in first:   # each makes its fabric; the others then find it in place
         playbook(case)
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
@@ -203,8 +201,8 @@ def test_playbooks_make_what_the_seed_commands_make(sandbox, gcloud):
             if left.get(path, '<absent>') != right.get(path, '<absent>'):
                 generic = re.sub(r'\[\d+\]', '[]', path)
                 if (key[0], generic) not in KEPT_DIFFERENCES:
-                    differences.append('%s %s %s: seed %r, ours %r' % (key[0], key[1], path, left.get(path, '<absent>'),
-                                                                         right.get(path, '<absent>')))
+                    seen = (left.get(path, '<absent>'), right.get(path, '<absent>'))
+                    differences.append('%s %s %s: seed %r, ours %r' % ((key[0], key[1], path) + seen))
     assert differences == []
 
 

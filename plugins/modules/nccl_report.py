@@ -1,0 +1,208 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: nccl_report
+short_description: Write an NCCL test report directory (JSON, JUnit XML, Markdown, PNG) with a final verdict
+version_added: 0.1.0
+description:
+  - Judges parsed NCCL test results (the C(parsed) results that M(aiinfra.gpudirect.nccl_test) returns) against the
+    machine family's thresholds and, if given, a baseline report, and writes a report directory.
+  - "Files: C(report.json) (per collective: name, printed and recomputed average bus bandwidth, bus bandwidth
+    at the largest size, network used, verdict and reasons), C(junit.xml) (one test case per collective and
+    criterion, for AWX and CI), C(summary.md), and C(busbw.png) (bus bandwidth against message size on a log
+    axis with the threshold line)."
+  - "Meant to run on the controller (C(delegate_to: localhost)); the plot needs matplotlib there."
+author:
+  - aiinfra.gpudirect contributors (@aiinfra)
+attributes:
+  check_mode:
+    support: full
+    details: In check mode the verdict is computed and nothing is written.
+  diff_mode:
+    support: full
+    details: The diff shows the old and new C(report.json).
+  platform:
+    support: full
+    platforms: posix
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+requirements:
+  - matplotlib (for the plot only; O(plot=false) works without it)
+options:
+  parsed:
+    description: Parsed results, as returned by M(aiinfra.gpudirect.nccl_test) in RV(aiinfra.gpudirect.nccl_test#module:parsed).
+    type: dict
+    required: true
+  dest:
+    description: The report directory (created if missing).
+    type: path
+    required: true
+  family:
+    description: Machine family whose thresholds and GPUDirect network apply (for example V(a3-megagpu-8g)).
+    type: str
+  technology:
+    description: GPUDirect technology when no O(family) is given.
+    type: str
+  thresholds:
+    description: Threshold overrides per collective in GB/s (see M(aiinfra.gpudirect.nccl_test)).
+    type: dict
+    default: {}
+  require_network_evidence:
+    description: Fail when the output holds no NCCL network line.
+    type: bool
+    default: false
+  baseline:
+    description: An earlier C(report.json) to compare with; a drop over O(max_regression_pct) fails the verdict.
+    type: path
+  max_regression_pct:
+    description: Largest drop, in percent, of the average and largest-size bus bandwidth against O(baseline).
+    type: float
+    default: 10.0
+  extra_reasons:
+    description: Failures found outside the output (for example the test's exit status); they fail the verdict.
+    type: list
+    elements: str
+    default: []
+  source:
+    description: Where the output came from (a log path, a host), recorded in the report.
+    type: str
+  plot:
+    description: Draw C(busbw.png).
+    type: bool
+    default: true
+"""
+
+EXAMPLES = r"""
+- name: Write the report on the controller
+  aiinfra.gpudirect.nccl_report:
+    parsed: "{{ nccl.parsed }}"
+    family: a3-megagpu-8g
+    dest: "{{ playbook_dir }}/nccl-report"
+    baseline: "{{ playbook_dir }}/baseline/report.json"
+    max_regression_pct: 10
+  delegate_to: localhost
+  register: report
+"""
+
+RETURN = r"""
+verdict:
+  description: The final verdict (with baseline regressions and O(extra_reasons)); see M(aiinfra.gpudirect.nccl_test).
+  returned: always
+  type: dict
+  sample:
+    passed: false
+    verdict: FAIL
+    summary: "FAIL -- all_gather: average bus bandwidth 22.45 GB/s < 30.00 GB/s (a3-megagpu-8g, ...)"
+report:
+  description: The content of C(report.json).
+  returned: always
+  type: dict
+files:
+  description: Paths written (none in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: [/tmp/r/report.json, /tmp/r/junit.xml, /tmp/r/summary.md, /tmp/r/busbw.png]
+"""
+
+import datetime
+import json
+import os
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl_report
+
+try:
+    import matplotlib  # noqa: F401  pylint: disable=unused-import
+    HAS_MATPLOTLIB, MATPLOTLIB_ERROR = True, None
+except ImportError:
+    HAS_MATPLOTLIB, MATPLOTLIB_ERROR = False, traceback.format_exc()
+
+
+def load_baseline(module, path):
+    try:
+        with open(path, encoding='utf-8') as handle:
+            baseline = json.load(handle)
+    except (OSError, ValueError) as exc:
+        module.fail_json(msg='baseline: cannot read %s as a report.json (%s); give a report.json an earlier run wrote' % (path, exc))
+    if baseline.get('schema') != nccl_report.REPORT_SCHEMA:
+        module.fail_json(msg='baseline: %s is not an NCCL report (schema %r, expected %r)'
+                             % (path, baseline.get('schema'), nccl_report.REPORT_SCHEMA))
+    return baseline
+
+
+def final_verdict(module, results, baseline):
+    params = module.params
+    try:
+        verdict = nccl.evaluate(results, family=params['family'], thresholds=params['thresholds'],
+                                technology=params['technology'], require_network_evidence=params['require_network_evidence'],
+                                baseline=baseline, max_regression_pct=params['max_regression_pct'])
+    except (ValueError, KeyError, TypeError) as exc:
+        module.fail_json(msg='parsed / family / thresholds: %s' % exc)
+    for reason in params['extra_reasons']:
+        verdict['checks'].append({'collective': 'nccl-tests', 'criterion': 'run', 'status': nccl.FAILED, 'message': reason,
+                                  'value': None, 'threshold': None})
+        verdict['reasons'].append('nccl-tests: %s' % reason)
+    if verdict['reasons']:
+        verdict['passed'], verdict['verdict'] = False, 'FAIL'
+        verdict['summary'] = 'FAIL -- ' + '; '.join(verdict['reasons'])
+    return verdict
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            parsed=dict(type='dict', required=True),
+            dest=dict(type='path', required=True),
+            family=dict(type='str'),
+            technology=dict(type='str'),
+            thresholds=dict(type='dict', default={}),
+            require_network_evidence=dict(type='bool', default=False),
+            baseline=dict(type='path'),
+            max_regression_pct=dict(type='float', default=10.0),
+            extra_reasons=dict(type='list', elements='str', default=[]),
+            source=dict(type='str'),
+            plot=dict(type='bool', default=True),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    if 'collectives' not in params['parsed']:
+        module.fail_json(msg='parsed: not parsed NCCL results (no "collectives"); pass what '
+                             'aiinfra.gpudirect.nccl_test returned, e.g. "{{ nccl.parsed }}"')
+    if params['plot'] and not HAS_MATPLOTLIB:
+        module.fail_json(msg=missing_required_lib('matplotlib', reason='to draw busbw.png (or set plot: false)'),
+                         exception=MATPLOTLIB_ERROR)
+    baseline = load_baseline(module, params['baseline']) if params['baseline'] else None
+    verdict = final_verdict(module, params['parsed'], baseline)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+    report = nccl_report.build_report(params['parsed'], verdict, source=params['source'], generated_at=stamp,
+                                      baseline_path=params['baseline'])
+    report_path = os.path.join(params['dest'], 'report.json')
+    before = ''
+    if os.path.exists(report_path):
+        with open(report_path, encoding='utf-8') as handle:
+            before = handle.read()
+    after = nccl_report.render(report)['report.json']
+    files = []
+    if not module.check_mode:
+        try:
+            files = nccl_report.write(params['dest'], report, plot=params['plot'])
+        except OSError as exc:
+            module.fail_json(msg='dest: cannot write the report in %s (%s)' % (params['dest'], exc))
+    result = dict(changed=True, verdict=verdict, report=report, files=files)
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after, 'before_header': report_path, 'after_header': report_path}
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,150 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NCCL reports: the nccl_report module's files (JUnit valid against Jenkins' junit-10.xsd, the PNG opens
+at its size), and playbooks/nccl_test.yml run by the real ansible-playbook on saved logs."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import xmlschema
+from ansible.module_utils.testing import patch_module_args
+from PIL import Image
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl, nccl_report
+from ansible_collections.aiinfra.gpudirect.plugins.modules import nccl_report as nccl_report_module
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'nccl')
+SCHEMA = xmlschema.XMLSchema(os.path.join(FIXTURES, 'junit', 'junit-10.xsd'))
+COLLECTIONS = os.path.abspath(os.path.join(os.path.dirname(nccl.__file__), '..', '..', '..', '..', '..'))
+PLAYBOOK = os.path.join(COLLECTIONS, 'ansible_collections', 'aiinfra', 'gpudirect', 'playbooks', 'nccl_test.yml')
+
+
+def parsed(name, collective='all_gather'):
+    with open(os.path.join(FIXTURES, name), encoding='utf-8') as handle:
+        return nccl.parse(handle.read(), collective=collective)
+
+
+def report_module(args, check_mode=False, diff=False):
+    args = dict(args)
+    if check_mode:
+        args['_ansible_check_mode'] = True
+    if diff:
+        args['_ansible_diff'] = True
+    out = io.StringIO()
+    with patch_module_args(args), contextlib.redirect_stdout(out):
+        with pytest.raises(SystemExit):
+            nccl_report_module.main()
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize('name, family', [
+    ('seed003_tcpxo_all_gather.txt', 'a3-megagpu-8g'),
+    ('current_socket_fallback_a3mega.txt', 'a3-megagpu-8g'),
+    ('multi_collective_mpi_tagged.txt', 'a3-highgpu-8g'),
+    ('truncated_run.txt', 'a3-megagpu-8g'),
+    ('json_truncated.json', None),
+])
+def test_report_files(tmp_path, name, family):
+    result = report_module({'parsed': parsed(name), 'family': family, 'dest': str(tmp_path), 'source': name})
+    assert sorted(os.path.basename(f) for f in result['files']) == sorted(nccl_report.FILES)
+    SCHEMA.validate(str(tmp_path / 'junit.xml'))
+    with Image.open(tmp_path / 'busbw.png') as image:
+        assert image.format == 'PNG'
+        assert image.size == (nccl_report.PLOT_SIZE_INCHES[0] * nccl_report.PLOT_DPI, nccl_report.PLOT_SIZE_INCHES[1] * nccl_report.PLOT_DPI)
+    report = json.loads((tmp_path / 'report.json').read_text())
+    assert report['schema'] == nccl_report.REPORT_SCHEMA and report['verdict'] == result['verdict']['verdict']
+    for coll in report['collectives']:
+        assert {'name', 'avg_busbw', 'avg_busbw_recomputed', 'busbw_at_largest_size', 'network', 'verdict', 'reasons'} <= set(coll)
+    assert ('**%s**' % report['verdict']) in (tmp_path / 'summary.md').read_text()
+
+
+def test_junit_has_one_case_per_collective_and_criterion(tmp_path):
+    report_module({'parsed': parsed('multi_collective_mpi_tagged.txt'), 'family': 'a3-highgpu-8g', 'dest': str(tmp_path)})
+    doc = SCHEMA.to_dict(str(tmp_path / 'junit.xml'))
+    suites = {s['@name']: s for s in doc['testsuite']}
+    assert sorted(suites) == ['nccl.all_gather', 'nccl.all_reduce']
+    cases = {c['@name']: c for c in suites['nccl.all_gather']['testcase']}
+    assert cases['avg_busbw']['failure'][0]['@message'].startswith('average bus bandwidth 18.94 GB/s < 25.00 GB/s')
+    assert 'skipped' in {c['@name']: c for c in suites['nccl.all_reduce']['testcase']}['avg_busbw']
+    assert doc['@failures'] == '1'
+
+
+def test_junit_that_breaks_the_schema_is_caught(tmp_path):
+    report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'dest': str(tmp_path), 'plot': False})
+    broken = (tmp_path / 'junit.xml').read_text().replace('<testcase name="results"', '<testcase')
+    assert not SCHEMA.is_valid(broken)
+
+
+def test_baseline_regression_and_check_mode(tmp_path):
+    base = tmp_path / 'base'
+    report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'family': 'a3-highgpu-8g', 'dest': str(base)})
+    now = tmp_path / 'now'
+    with open(os.path.join(FIXTURES, 'seed003_tcpx_all_gather.txt'), encoding='utf-8') as handle:
+        seed = handle.read()
+    # the same run 15% slower: every bus bandwidth and the average scaled
+    lines = []
+    for line in seed.splitlines():
+        words = line.split()
+        if words and words[0].isdigit():
+            words[7], words[11] = '%.2f' % (float(words[7]) * 0.85), '%.2f' % (float(words[11]) * 0.85)
+            line = '  '.join(words)
+        lines.append(line.replace('29.8293', '%g' % (29.8293 * 0.85)))
+    slower = nccl.parse('\n'.join(lines), 'all_gather')
+    result = report_module({'parsed': slower, 'family': 'a3-highgpu-8g', 'dest': str(now),
+                            'baseline': str(base / 'report.json'), 'max_regression_pct': 10}, check_mode=True, diff=True)
+    assert not now.exists() and result['files'] == []
+    assert result['verdict']['reasons'] == [
+        'all_gather: average bus bandwidth fell 15.0% (29.83 -> 25.35 GB/s; limit 10.00%); '
+        'bus bandwidth at the largest size fell 15.0% (70.87 -> 60.24 GB/s; limit 10.00%)']
+    assert json.loads(result['diff']['after'])['baseline']['regressions'][0]['metric'] == 'avg_busbw'
+
+
+def test_bad_baseline_names_the_field(tmp_path):
+    (tmp_path / 'x.json').write_text('{"schema": "other"}')
+    result = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'dest': str(tmp_path),
+                            'baseline': str(tmp_path / 'x.json')})
+    assert result['failed'] and result['msg'].startswith('baseline: ')
+    result = report_module({'parsed': {'rows': []}, 'dest': str(tmp_path)})
+    assert result['failed'] and result['msg'].startswith('parsed: not parsed NCCL results')
+
+
+# ---------------------------------------------------------------------------------------------
+# The playbook, as users run it
+# ---------------------------------------------------------------------------------------------
+
+def playbook(tmp_path, log, *extra):
+    binary = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable)) or shutil.which('ansible-playbook')
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_LOCALHOST_WARNING='false',
+               ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_NOCOLOR='1', ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'))
+    command = [binary, PLAYBOOK, '-e', 'nccl_test_mode=parse', '-e', 'nccl_test_log=%s' % os.path.join(FIXTURES, log),
+               '-e', 'nccl_test_report_dir=%s' % (tmp_path / 'report')] + list(extra)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_playbook_fails_on_the_seed_tcpxo_sample(tmp_path):
+    run = playbook(tmp_path, 'seed003_tcpxo_all_gather.txt', '-e', 'nccl_test_family=a3-megagpu-8g')
+    assert run.returncode != 0, run.stdout
+    assert 'NCCL verdict: FAIL -- all_gather: average bus bandwidth 22.45 GB/s < 30.00 GB/s' in run.stdout
+    report = json.loads((tmp_path / 'report' / 'report.json').read_text())
+    assert (report['collectives'][0]['avg_busbw'], report['collectives'][0]['busbw_at_largest_size']) == (22.449, 120.19)
+
+
+def test_playbook_passes_on_the_seed_tcpx_sample(tmp_path):
+    run = playbook(tmp_path, 'seed003_tcpx_all_gather.txt', '-e', 'nccl_test_family=a3-highgpu-8g')
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert 'NCCL verdict: PASS -- all_gather: average bus bandwidth 29.83 GB/s >= 25.00 GB/s' in run.stdout
+
+
+def test_playbook_can_be_told_not_to_fail(tmp_path):
+    run = playbook(tmp_path, 'current_socket_fallback_a3mega.txt', '-e', 'nccl_test_family=a3-megagpu-8g',
+                   '-e', '{"nccl_test_fail_on_verdict": false}')
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert 'NCCL used Socket, not GPUDirect-TCPXO (FasTrak)' in run.stdout
+    assert (tmp_path / 'report' / 'busbw.png').exists()

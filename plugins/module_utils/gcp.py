@@ -35,18 +35,27 @@ except ImportError:
 else:
     REQUESTS_IMPORT_ERROR = None
 
-try:
-    import google.auth
-    import google.auth.compute_engine
-    import google.auth.exceptions
-    import google.auth.transport.requests
-    from google.oauth2 import service_account as google_service_account
-    from google.oauth2 import credentials as google_oauth2_credentials
-except ImportError:
-    google = None
-    GOOGLE_AUTH_IMPORT_ERROR = traceback.format_exc()
-else:
-    GOOGLE_AUTH_IMPORT_ERROR = None
+# google-auth is imported when credentials are needed (not for auth_kind none): it is a tenth of
+# a second per module run that the local sandbox and check-only runs need not pay.
+google = None
+google_service_account = google_oauth2_credentials = None
+
+
+def _import_google_auth():
+    """Import google-auth on first use; a missing library becomes MissingLibrary."""
+    global google, google_service_account, google_oauth2_credentials  # pylint: disable=global-statement
+    if google is not None:
+        return
+    try:
+        import google.auth  # pylint: disable=import-outside-toplevel,redefined-outer-name
+        import google.auth.compute_engine  # pylint: disable=import-outside-toplevel
+        import google.auth.exceptions  # pylint: disable=import-outside-toplevel
+        import google.auth.transport.requests  # pylint: disable=import-outside-toplevel
+        from google.oauth2 import service_account, credentials  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise MissingLibrary('use the Google Cloud API', 'google-auth is not installed on the controller: pip install -r '
+                             'requirements.txt from the collection (%s)' % traceback.format_exc().strip().splitlines()[-1]) from None
+    google_service_account, google_oauth2_credentials = service_account, credentials
 
 
 COMPUTE_DEFAULT_ENDPOINT = 'https://compute.googleapis.com/compute/v1/'
@@ -113,10 +122,9 @@ class MissingLibrary(GcpError):
 
 
 def require_libraries():
-    for name, error in (('requests', REQUESTS_IMPORT_ERROR), ('google-auth', GOOGLE_AUTH_IMPORT_ERROR)):
-        if error:
-            raise MissingLibrary('use the Google Cloud API', '%s is not installed on the controller: '
-                                 'pip install -r requirements.txt from the collection (%s)' % (name, error.strip().splitlines()[-1]))
+    if REQUESTS_IMPORT_ERROR:
+        raise MissingLibrary('use the Google Cloud API', 'requests is not installed on the controller: '
+                             'pip install -r requirements.txt from the collection (%s)' % REQUESTS_IMPORT_ERROR.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,6 +234,7 @@ def load_credentials(settings):
     if kind == 'none':
         return None
     require_libraries()
+    _import_google_auth()
     scopes = settings['scopes']
     try:
         if kind == 'application':
@@ -262,7 +271,7 @@ def load_credentials(settings):
 class Transport:
     """HTTP with retries. One instance is shared by every thread of a run."""
 
-    def __init__(self, credentials=None, retry=None, pool_size=16, user_agent='aiinfra.gpudirect'):
+    def __init__(self, credentials=None, retry=None, pool_size=32, user_agent='aiinfra.gpudirect'):
         require_libraries()
         self.credentials = credentials or Credentials(None)
         self.retry = retry or RetryPolicy()
@@ -436,19 +445,25 @@ class ComputeClient(_ApiClient):
                 return
             params['pageToken'] = page['nextPageToken']
 
-    def aggregated_list(self, collection, action=None, params=None):
-        """(scope, item) pairs of an aggregatedList call, e.g. ('zones/us-central1-a', instance)."""
+    def aggregated_pages(self, collection, action=None, params=None):
+        """The raw pages of an aggregatedList call, following nextPageToken (for callers that keep
+        pages, such as the inventory's cache, or read ``unreachables``)."""
         params = dict(params or {})
         params.setdefault('returnPartialSuccess', 'true')
         path = 'aggregated/%s' % collection
         while True:
             page = self.transport.request('GET', self.url(path), action or 'list %s in every scope' % collection, params=params)
-            for scope, scoped in sorted(page.get('items', {}).items()):
-                for item in scoped.get(collection, []) or []:
-                    yield scope, item
+            yield page
             if not page.get('nextPageToken'):
                 return
             params['pageToken'] = page['nextPageToken']
+
+    def aggregated_list(self, collection, action=None, params=None):
+        """(scope, item) pairs of an aggregatedList call, e.g. ('zones/us-central1-a', instance)."""
+        for page in self.aggregated_pages(collection, action, params):
+            for scope, scoped in sorted(page.get('items', {}).items()):
+                for item in scoped.get(collection, []) or []:
+                    yield scope, item
 
     def operation_path(self, operation):
         if operation.get('zone'):
@@ -570,7 +585,7 @@ def _location_of(operation):
 class Clients:
     """The Compute and Container clients for one set of connection settings."""
 
-    def __init__(self, settings, retry=None, pool_size=16):
+    def __init__(self, settings, retry=None, pool_size=32):
         self.settings = settings
         self.transport = Transport(load_credentials(settings), retry=retry, pool_size=pool_size)
         self.compute = ComputeClient(self.transport, settings['project'], settings['compute_endpoint'])

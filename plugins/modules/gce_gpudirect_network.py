@@ -270,7 +270,8 @@ class FabricRunner:
         raise_first(self.compute.map_concurrently(self.ensure, [chain.subnet] + chain.firewalls))
 
     def apply(self):
-        raise_first(self.compute.map_concurrently(self.ensure_chain, self.plan.chains))
+        # Every chain at once: the critical path is then one network and one subnet or rule operation.
+        raise_first(self.compute.map_concurrently(self.ensure_chain, self.plan.chains, max_workers=len(self.plan.chains)))
 
     def network_results(self):
         return [{

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Provisioning benchmark: a GPUDirect fabric plus N A3 Mega VMs, three ways, side by side in one run.
+
+    .venv/bin/python bench/provision.py [--latency 2] [--nodes 16] [--skip-google-cloud]
+
+Every contender works in its own project of one local sandbox (tests/sandbox) whose operations take
+--latency seconds, so the API is equally slow for all of them:
+
+- ours: `ansible-playbook playbooks/a3mega.yml` (modules gce_gpudirect_network and gce_gpudirect_instance);
+- gcloud: seed 000's command sequence as the manual gives it (network loop, then one
+  `gcloud compute instances create` per VM), run by the real gcloud CLI;
+- google.cloud: the same resources with the google.cloud collection's modules, run through the
+  sandbox's HTTPS proxy mode since those modules cannot be pointed at another endpoint (standard
+  VMs: the collection cannot express the seed's provisioning models). Skipped, and said so, when
+  the proxy mode or the collection is not available.
+
+The critical path is the chain of operations no tool can overlap: network -> subnet -> instance,
+three operations. The table gives each contender's wall time, its ratio to the critical path and
+to ours, and the API requests it made (per VM, and on a rerun of ours).
+"""
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'tests'))
+
+from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
+
+FAMILY, PLAYBOOK, DATA_NETWORKS = 'a3-megagpu-8g', 'a3mega.yml', 8
+REGION, ZONE, PREFIX = 'us-central1', 'us-central1-a', 'bench'
+MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
+
+
+def collections_dir():
+    """A temporary ANSIBLE_COLLECTIONS_PATH whose aiinfra/gpudirect is this checkout."""
+    path = pathlib.Path(tempfile.mkdtemp(prefix='bench-collections-'))
+    (path / 'ansible_collections' / 'aiinfra').mkdir(parents=True)
+    (path / 'ansible_collections' / 'aiinfra' / 'gpudirect').symlink_to(ROOT)
+    return path
+
+
+def run_ours(sandbox, project, nodes, collections_path):
+    env = {key: value for key, value in os.environ.items() if not key.startswith(('GCP_', 'CLOUDSDK_', 'ANSIBLE_'))}
+    env.update(GCP_AUTH_KIND='none', GCP_PROJECT=project, CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=sandbox.compute_url,
+               ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1')
+    extra = {'gpudirect_project': project, 'gpudirect_zone': ZONE, 'gpudirect_prefix': PREFIX, 'gpudirect_node_count': nodes}
+    command = [str(pathlib.Path(sys.executable).parent / 'ansible-playbook'), '-i', str(ROOT / 'inventories' / 'sandbox'),
+               str(ROOT / 'playbooks' / PLAYBOOK), '-e', json.dumps(extra)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit('our playbook failed:\n' + result.stdout[-3000:])
+
+
+def gcloud_env(sandbox, project, config):
+    env = {key: value for key, value in os.environ.items() if not key.startswith('CLOUDSDK_')}
+    env.update(CLOUDSDK_CONFIG=config, CLOUDSDK_CORE_PROJECT=project, CLOUDSDK_AUTH_DISABLE_CREDENTIALS='True',
+               CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=sandbox.compute_url, CLOUDSDK_CORE_DISABLE_PROMPTS='1',
+               CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK='True', CLOUDSDK_CORE_CHECK_GCE_METADATA='False')
+    return env
+
+
+def run_gcloud_seed(sandbox, project, nodes, _collections_path):
+    """Seed 000's commands in the manual's order: the management network, the data loop, then each VM."""
+    config = tempfile.mkdtemp(prefix='bench-gcloud-')
+    env = gcloud_env(sandbox, project, config)
+
+    def gcloud(*args):
+        result = subprocess.run(['gcloud', *args], env=env, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise SystemExit('gcloud %s failed:\n%s' % (' '.join(args), result.stderr))
+
+    mgmt = PREFIX + '-mgmt-net'
+    gcloud('compute', 'networks', 'create', mgmt, '--subnet-mode=custom', '--mtu=8244')
+    gcloud('compute', 'networks', 'subnets', 'create', PREFIX + '-mgmt-sub', '--network=' + mgmt, '--region=' + REGION,
+           '--range=192.168.0.0/24')
+    gcloud('compute', 'firewall-rules', 'create', PREFIX + '-mgmt-internal', '--network=' + mgmt, '--action=ALLOW',
+           '--rules=tcp:0-65535,udp:0-65535,icmp', '--source-ranges=192.168.0.0/16')
+    gcloud('compute', 'firewall-rules', 'create', PREFIX + '-mgmt-external-ping', '--network=' + mgmt, '--action=ALLOW',
+           '--rules=icmp', '--source-ranges=0.0.0.0/0')
+    for n in range(1, DATA_NETWORKS + 1):
+        net = '%s-data-net-%d' % (PREFIX, n)
+        gcloud('compute', 'networks', 'create', net, '--subnet-mode=custom', '--mtu=8244')
+        gcloud('compute', 'networks', 'subnets', 'create', '%s-data-sub-%d' % (PREFIX, n), '--network=' + net, '--region=' + REGION,
+               '--range=192.168.%d.0/24' % n)
+        gcloud('compute', 'firewall-rules', 'create', '%s-data-internal-%d' % (PREFIX, n), '--network=' + net, '--action=ALLOW',
+               '--rules=tcp:0-65535,udp:0-65535,icmp', '--source-ranges=192.168.0.0/16')
+    nics = ['--network-interface=nic-type=GVNIC,network=%s-mgmt-net,subnet=%s-mgmt-sub' % (PREFIX, PREFIX)]
+    nics += ['--network-interface=nic-type=GVNIC,network=%s-data-net-%d,subnet=%s-data-sub-%d,no-address' % (PREFIX, n, PREFIX, n)
+             for n in range(1, DATA_NETWORKS + 1)]
+    for index in range(1, nodes + 1):
+        gcloud('compute', 'instances', 'create', '%s-vm-%d' % (PREFIX, index), '--zone=' + ZONE, '--machine-type=' + FAMILY,
+               '--maintenance-policy=TERMINATE', '--restart-on-failure', '--image-family=cos-121-lts', '--image-project=cos-cloud',
+               '--boot-disk-size=200', '--metadata=cos-update-strategy=update_disabled',
+               '--scopes=https://www.googleapis.com/auth/cloud-platform', *nics)
+    shutil.rmtree(config, ignore_errors=True)
+
+
+def google_cloud_runner():
+    """The google.cloud contender, or the reason it cannot run here."""
+    try:
+        import google_cloud_bench  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None, 'google.cloud run skipped: bench/google_cloud_bench.py (the HTTPS proxy contender) is not in this checkout'
+    return google_cloud_bench.run, None
+
+
+def project_log(sandbox, project):
+    marker = '/projects/%s/' % project
+    return [entry for entry in sandbox.request_log() if marker in entry['path']]
+
+
+def measure(name, function, sandbox, project, nodes, collections_path):
+    start = time.monotonic()
+    function(sandbox, project, nodes, collections_path)
+    wall = time.monotonic() - start
+    log = project_log(sandbox, project)
+    created = collections.Counter(collection for collection in ('compute.networks', 'compute.subnetworks', 'compute.firewalls',
+                                                                'compute.instances')
+                                  for _item in sandbox.resources(collection, project=project))
+    return {'name': name, 'wall': wall, 'requests': len(log), 'mutating': sum(1 for e in log if e['method'] in MUTATING),
+            # VM work is zonal (inserts, their operations) plus instance lists.
+            'vm_requests': sum(1 for e in log if '/zones/' in e['path'] or '/aggregated/instances' in e['path']),
+            'created': dict(created)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser.add_argument('--latency', type=float, default=2.0, help='seconds every operation takes (default 2)')
+    parser.add_argument('--nodes', type=int, default=16, help='A3 Mega VMs to create (default 16)')
+    parser.add_argument('--skip-google-cloud', action='store_true', help='leave out the google.cloud contender')
+    args = parser.parse_args()
+    if shutil.which('gcloud') is None:
+        raise SystemExit('gcloud is not on PATH')
+    collections_path = collections_dir()
+    rows, notes = [], []
+    with Sandbox(latency=args.latency).start() as sandbox:
+        rows.append(measure('ours (playbooks/a3mega.yml)', run_ours, sandbox, 'bench-ours', args.nodes, collections_path))
+        before = len(project_log(sandbox, 'bench-ours'))
+        rerun_start = time.monotonic()
+        run_ours(sandbox, 'bench-ours', args.nodes, collections_path)
+        rerun_wall = time.monotonic() - rerun_start
+        rerun_log = project_log(sandbox, 'bench-ours')[before:]
+        rows.append(measure('gcloud (seed 000 sequence)', run_gcloud_seed, sandbox, 'bench-gcloud', args.nodes, collections_path))
+        runner, reason = (None, 'google.cloud run skipped (--skip-google-cloud)') if args.skip_google_cloud else google_cloud_runner()
+        if runner:
+            rows.append(measure('google.cloud modules', runner, sandbox, 'bench-google-cloud', args.nodes, collections_path))
+        else:
+            notes.append(reason)
+    shutil.rmtree(collections_path, ignore_errors=True)
+
+    critical = 3 * args.latency
+    ours = rows[0]
+    print('Fabric (1 management + %d data networks) and %d %s VMs; every operation takes %.1fs; critical path %.1fs '
+          '(network -> subnet -> instance)\n' % (DATA_NETWORKS, args.nodes, FAMILY, args.latency, critical))
+    print('| run | wall s | x critical path | x ours | requests | mutating | requests per VM | resources made |')
+    print('|---|---|---|---|---|---|---|---|')
+    for row in rows:
+        made = ', '.join('%s %d' % (key.split('.')[1], value) for key, value in sorted(row['created'].items()))
+        print('| %s | %.1f | %.2f | %.2f | %d | %d | %.2f | %s |' % (
+            row['name'], row['wall'], row['wall'] / critical, row['wall'] / ours['wall'], row['requests'], row['mutating'],
+            row['vm_requests'] / args.nodes, made))
+    reads = collections.Counter(entry['api_method'] for entry in rerun_log if entry['method'] == 'GET')
+    print('\nRerun of ours: %.1fs, %d requests, %d mutating; reads: %s' % (
+        rerun_wall, len(rerun_log), sum(1 for e in rerun_log if e['method'] in MUTATING),
+        ', '.join('%s %d' % item for item in sorted(reads.items()))))
+    print('Targets: ours <= 1.5x critical path (%.2f), google.cloud >= 8x ours, <= 3 requests per VM, rerun: no mutating call and '
+          'one read per collection.' % (ours['wall'] / critical))
+    for note in notes:
+        print('Note: ' + note)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Provisioning benchmark: a GPUDirect fabric plus N A3 Mega VMs, three ways, side by side in one run.
 
     .venv/bin/python bench/provision.py [--latency 2] [--nodes 16] [--skip-google-cloud]
@@ -32,6 +31,7 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / 'tests'))
+sys.path.insert(0, str(ROOT / 'bench'))
 
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -108,8 +108,8 @@ def google_cloud_runner():
     """The google.cloud contender, or the reason it cannot run here."""
     try:
         import google_cloud_bench  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        return None, 'google.cloud run skipped: bench/google_cloud_bench.py (the HTTPS proxy contender) is not in this checkout'
+    except ImportError as exc:
+        return None, 'google.cloud run skipped: %s' % exc
     return google_cloud_bench.run, None
 
 

@@ -1,0 +1,533 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: gpudirect_rxdm
+short_description: Run the GPUDirect receive-datapath manager (RxDM) on a Container-Optimized OS host
+version_added: 0.1.0
+description:
+  - Starts, checks, restarts or removes the receive-datapath manager container that GPUDirect-TCPX
+    (A3 High, A3 Edge) and GPUDirect-TCPXO (A3 Mega) need beside every NCCL workload, exactly as the
+    C(docker run) commands of the Compute Engine manual give it (image, arguments, devices, volumes,
+    capabilities, host network), taken from the collection's machine-family catalog.
+  - Talks to the Docker Engine API on the host's unix socket with the Python standard library only,
+    so it runs on Container-Optimized OS, which has no packages.
+  - Recreates the container when its configuration or image drifted from what is asked, or when it
+    exited; then waits for the vendor's readiness line in its log.
+  - Before creating anything it checks the device nodes the container needs and names each missing
+    one with the command that creates it, and it refuses an RxDM / NCCL plugin version pair that the
+    catalog does not know unless O(force_version_pair=true).
+  - Unlike the manual's C(docker run --rm), the container is not removed when it exits, so that its
+    log can say why; this module removes it when it recreates it or when O(state=absent).
+  - Returns, besides the container, the catalog's host facts for the technology (RV(host)), so that
+    roles can drive the other host steps from the same catalog.
+author:
+  - aiinfra.gpudirect contributors (@aiinfra)
+options:
+  technology:
+    description:
+      - GPUDirect technology of the host. Give this or O(machine_type).
+    type: str
+    choices: [TCPX, TCPXO]
+  machine_type:
+    description:
+      - Machine type of the host (V(a3-megagpu-8g), V(a3-highgpu-8g), V(a3-edgegpu-8g)); sets the
+        technology and the data NICs reported in RV(host). Give this or O(technology).
+    type: str
+  state:
+    description:
+      - V(started) makes sure the container runs with the catalog's configuration and is ready.
+      - V(restarted) always recreates it (fresh log) and waits until it is ready.
+      - V(checked) changes nothing and fails unless the container runs, matches and is ready.
+      - V(absent) removes it.
+    type: str
+    choices: [started, restarted, checked, absent]
+    default: started
+  rxdm_version:
+    description:
+      - RxDM image tag, for example V(v1.0.19). Default is the catalog's default pair for Compute Engine.
+      - Must form a known-good pair with O(plugin_version) when both are given.
+    type: str
+  plugin_version:
+    description:
+      - Tag of the NCCL plugin installed beside RxDM; only used to check that the pair is known-good.
+    type: str
+  rxdm_image:
+    description:
+      - Full image reference to run instead of the catalog's (a registry mirror). Its tag must be the
+        RxDM version of a known-good pair unless O(force_version_pair=true). Excludes O(rxdm_version).
+    type: str
+  force_version_pair:
+    description:
+      - Run an RxDM version that is not in a known-good pair with the plugin. NCCL may then fail at
+        run time; use only to try a new release.
+    type: bool
+    default: false
+  name:
+    description:
+      - Container name. Default is the manual's (V(rxdm) for TCPXO, V(receive-datapath-manager) for TCPX).
+    type: str
+  pull:
+    description:
+      - V(always) pulls before every start, as the manual's C(--pull=always); a newer image then
+        recreates the container. V(missing) pulls only when the image is not on the host.
+        V(never) fails when it is not.
+    type: str
+    choices: [always, missing, never]
+    default: always
+  ready_timeout:
+    description:
+      - Seconds to wait for the readiness line before failing with the last log lines.
+    type: int
+    default: 120
+  log_lines:
+    description:
+      - How many of the container's last log lines a failure shows.
+    type: int
+    default: 20
+  docker_socket:
+    description:
+      - Unix socket of the Docker Engine API.
+    type: path
+    default: /var/run/docker.sock
+notes:
+  - Supports check mode (nothing is pulled, created or removed; missing device nodes are warnings)
+    and diff mode (the container's configuration before and after).
+  - Runs on the target host with the Python standard library only.
+seealso:
+  - module: aiinfra.gpudirect.nccl_plugin
+  - name: Seed manual, Compute Engine GPUDirect-TCPX/TCPXO host set-up
+    description: The C(docker run) commands this module reproduces.
+    link: https://cloud.google.com/compute/docs/gpus/gpudirect
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+  platform:
+    description: Target OS/families that can be operated against.
+    support: full
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Start RxDM on an A3 Mega host and wait until it is ready
+  aiinfra.gpudirect.gpudirect_rxdm:
+    machine_type: a3-megagpu-8g
+
+- name: Run the public RxDM/plugin pair from a registry mirror
+  aiinfra.gpudirect.gpudirect_rxdm:
+    technology: TCPXO
+    rxdm_image: mirror.example.com/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21
+    plugin_version: v1.0.15
+    pull: missing
+
+- name: Fail unless RxDM runs and is ready (health check)
+  aiinfra.gpudirect.gpudirect_rxdm:
+    technology: TCPX
+    state: checked
+
+- name: Remove RxDM
+  aiinfra.gpudirect.gpudirect_rxdm:
+    technology: TCPX
+    state: absent
+"""
+
+RETURN = r"""
+technology:
+  description: GPUDirect technology of the host.
+  returned: always
+  type: str
+  sample: TCPXO
+container_name:
+  description: Name of the RxDM container.
+  returned: always
+  type: str
+  sample: rxdm
+container_id:
+  description: ID of the container (null when absent or only planned in check mode).
+  returned: always
+  type: str
+  sample: 4f1c0b7e9a2d
+image:
+  description: Image reference the container runs.
+  returned: always
+  type: str
+  sample: us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.19
+image_id:
+  description: ID of that image on the host (null when not pulled yet in check mode).
+  returned: always
+  type: str
+version_pair:
+  description: The catalog's known-good pair in use (null when forced).
+  returned: always
+  type: dict
+  contains:
+    name:
+      description: Name of the pair in the catalog.
+      type: str
+    rxdm_version:
+      description: RxDM tag (null for untagged).
+      type: str
+    plugin_version:
+      description: NCCL plugin tag (null for untagged).
+      type: str
+actions:
+  description: What this run did or, in check mode, would do, and why.
+  returned: always
+  type: list
+  elements: str
+  sample: ["recreate: configuration changed (args)", "wait for readiness"]
+ready:
+  description: Whether the readiness line was seen.
+  returned: always
+  type: bool
+ready_line:
+  description: The log line that showed readiness.
+  returned: when ready
+  type: str
+  sample: "I0000 rx_rule_manager.cc:174] Rx Rule Manager server(s) started..."
+time_to_ready:
+  description: Seconds from container start to the readiness line, as the engine's log timestamps resolve it.
+  returned: when ready
+  type: float
+  sample: 1.2
+missing_devices:
+  description: Device nodes the container needs that the host lacks, each with its fix (check mode only; otherwise the module fails).
+  returned: always
+  type: list
+  elements: dict
+host:
+  description: The catalog's host facts for this technology, for roles that prepare the rest of the host.
+  returned: always
+  type: dict
+  contains:
+    technology:
+      description: GPUDirect technology.
+      type: str
+    machine_type:
+      description: Machine type the facts are for (the first of the technology when only that was given).
+      type: str
+    gpu_count:
+      description: GPUs of the machine type.
+      type: int
+    data_interfaces:
+      description: Names of the data NICs.
+      type: list
+      elements: str
+    mtu:
+      description: MTU of the data networks.
+      type: int
+    data_source_ranges:
+      description: Subnet ranges of the data networks in the manual's layout.
+      type: list
+      elements: str
+    kernel_modules:
+      description: Kernel modules to load (import-helper for TCPXO).
+      type: list
+      elements: str
+    devices:
+      description: Device nodes RxDM needs, each with the fix that creates it.
+      type: list
+      elements: dict
+    gpu_driver_install_argv:
+      description: The driver install command as an argument list; C({version}) marks the driver version.
+      type: list
+      elements: str
+    nvidia_dir:
+      description: Directory of the driver, bind-mounted and remounted exec.
+      type: str
+    nvidia_remount_argvs:
+      description: The manual's bind-mount and remount commands for RV(host.nvidia_dir).
+      type: list
+      elements: list
+    registry:
+      description: Artifact Registry host of the images.
+      type: str
+    registry_auth_argv:
+      description: Command that makes the engine authenticate to the registry.
+      type: list
+      elements: str
+    firewall_accept_all_argv:
+      description: The manual's accept-all INPUT rule (used only when asked for by name).
+      type: list
+      elements: str
+    plugin_dir:
+      description: Directory of the NCCL plugin.
+      type: str
+    plugin_lib_dir:
+      description: Directory the plugin installer writes the libraries to.
+      type: str
+"""
+
+import shlex
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
+
+MANAGED_BY = 'aiinfra.gpudirect.gpudirect_rxdm'
+
+
+def argument_spec():
+    return dict(
+        technology=dict(type='str', choices=['TCPX', 'TCPXO']),
+        machine_type=dict(type='str'),
+        state=dict(type='str', default='started', choices=['started', 'restarted', 'checked', 'absent']),
+        rxdm_version=dict(type='str'),
+        plugin_version=dict(type='str'),
+        rxdm_image=dict(type='str'),
+        force_version_pair=dict(type='bool', default=False),
+        name=dict(type='str'),
+        pull=dict(type='str', default='always', choices=list(docker_api.PULL_POLICIES)),
+        ready_timeout=dict(type='int', default=120),
+        log_lines=dict(type='int', default=20),
+        docker_socket=dict(type='path', default=docker_api.DEFAULT_SOCKET),
+    )
+
+
+# -- validate --------------------------------------------------------------------------------------
+
+
+def resolve_family(params):
+    """(technology, family) from machine_type or technology; raises ValueError naming the field."""
+    if params.get('machine_type'):
+        family = families.get_family(params['machine_type'])
+        families.host_stack(family.technology)  # RDMA families have no COS host stack: say so here
+        if params.get('technology') and params['technology'] != family.technology:
+            raise ValueError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
+                             % (family.machine_type, family.technology, params['technology']))
+        return family.technology, family
+    technology = params['technology']
+    return technology, families.families_for_technology(technology)[0]
+
+
+def resolve_image(technology, rxdm_version, plugin_version, rxdm_image, force):
+    """(image reference, VersionPair or None). The image's tag (or rxdm_version) must be in a
+    known-good pair with plugin_version unless forced."""
+    try:
+        pair = families.version_pair(technology, rxdm=rxdm_image or rxdm_version, plugin=plugin_version)
+    except ValueError:
+        if not force:
+            raise
+        default = families.version_pair(technology)
+        if rxdm_image:
+            return rxdm_image, None
+        if rxdm_version:
+            return '%s:%s' % (default.rxdm_repository, rxdm_version), None
+        return default.rxdm_image, None
+    return rxdm_image or pair.rxdm_image, pair
+
+
+def pair_summary(pair):
+    if pair is None:
+        return None
+    return dict(name=pair.name, rxdm_version=pair.rxdm_version, plugin_version=pair.plugin_version)
+
+
+def _argv(command):
+    """A catalog command line as an argument list; the manual's ``sudo`` is Ansible's ``become``."""
+    argv = shlex.split(command)
+    return argv[1:] if argv and argv[0] == 'sudo' else argv
+
+
+def device_fixes(technology, paths):
+    """Each device path with the host step that creates it (catalog facts)."""
+    stack = families.host_stack(technology)
+    fixes = []
+    for path in paths:
+        if path == families.DMABUF_DEVICE and stack.modprobe_commands:
+            fix = ' && '.join(_argv_text(c) for c in stack.modprobe_commands)
+        else:
+            fix = _argv_text(families.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
+        fixes.append({'path': path, 'fix': fix})
+    return fixes
+
+
+def _argv_text(command):
+    return ' '.join(shlex.quote(a) for a in _argv(command))
+
+
+def host_facts(technology, family):
+    stack = families.host_stack(technology)
+    driver = [a.replace('--version=latest', '--version={version}') for a in _argv(families.GPU_DRIVER_INSTALL_COMMAND)]
+    return {
+        'technology': technology,
+        'machine_type': family.machine_type,
+        'gpu_count': family.gpu_count,
+        'data_interfaces': list(family.data_interface_names),
+        'mtu': family.mtu,
+        'data_source_ranges': [families.GCE_NETWORK['data_subnet_range'].format(n=n)
+                               for n in range(1, family.data_nic_count + 1)],
+        'kernel_modules': list(stack.kernel_modules),
+        'devices': device_fixes(technology, stack.rxdm.devices),
+        'gpu_driver_install_argv': driver,
+        'nvidia_dir': families.NVIDIA_DIR,
+        'nvidia_remount_argvs': [_argv(c) for c in families.NVIDIA_REMOUNT_COMMANDS],
+        'registry': families.REGISTRY,
+        'registry_auth_argv': _argv(families.REGISTRY_AUTH_COMMAND),
+        'firewall_accept_all_argv': _argv(stack.firewall_command),
+        'plugin_dir': stack.plugin_dir,
+        'plugin_lib_dir': stack.plugin_lib_dir,
+    }
+
+
+# -- read current / compute desired ----------------------------------------------------------------
+
+
+def drift_reasons(current, desired, image_id, state):
+    """Why the container must be (re)created; empty when it may stay."""
+    if current is None:
+        return ['create: no container of that name']
+    if state == 'restarted':
+        return ['recreate: restart requested']
+    reasons = []
+    running = (current.get('State') or {}).get('Running')
+    if not running:
+        reasons.append('recreate: it exited (code %s)' % (current.get('State') or {}).get('ExitCode'))
+    labelled = docker_api.labelled_summary(current)
+    if labelled is None:
+        reasons.append('recreate: it was not created by this module (no configuration label)')
+    else:
+        changed = sorted(k for k in set(labelled) | set(desired) if labelled.get(k) != desired.get(k))
+        if changed:
+            reasons.append('recreate: configuration changed (%s)' % ', '.join(changed))
+    if image_id and docker_api.short_id(current.get('Image')) != docker_api.short_id(image_id):
+        reasons.append('recreate: the image %s now has a different ID' % desired['image'])
+    return reasons
+
+
+def current_summary(current):
+    if current is None:
+        return {}
+    return docker_api.labelled_summary(current) or {'image': (current.get('Config') or {}).get('Image'),
+                                                    'note': 'created outside aiinfra.gpudirect'}
+
+
+# -- apply -----------------------------------------------------------------------------------------
+
+
+def recreate(client, current, name, body):
+    if current is not None:
+        client.remove_container(current['Id'], force=True)
+    container_id = client.create_container(name, body)
+    client.start_container(container_id)
+    return container_id
+
+
+def run(module, client):
+    params = module.params
+    technology, family = resolve_family(params)
+    stack = families.host_stack(technology)
+    image, pair = resolve_image(technology, params['rxdm_version'], params['plugin_version'],
+                                params['rxdm_image'], params['force_version_pair'])
+    name = params['name'] or stack.rxdm.name
+    result = dict(changed=False, technology=technology, container_name=name, container_id=None, image=image,
+                  image_id=None, actions=[], ready=False, missing_devices=[], host=host_facts(technology, family),
+                  version_pair=pair_summary(pair))
+    if pair is None:
+        module.warn('RxDM %s is not in a known-good pair with NCCL plugin %s (force_version_pair); NCCL may fail at run time'
+                    % (image, params['plugin_version'] or 'default'))
+    current = client.inspect_container(name)
+
+    if params['state'] == 'absent':
+        return remove(module, client, current, result)
+
+    if params['state'] == 'checked':
+        return check(module, client, current, image, stack, result)
+
+    image_info, image_action = docker_api.ensure_image(client, image, params['pull'], module.check_mode)
+    image_id = (image_info or {}).get('Id')
+    result['image_id'] = image_id
+    if image_action != 'present':
+        result['actions'].append('%s image %s' % (image_action, image))
+    desired = docker_api.container_summary(stack.rxdm, image)
+    reasons = drift_reasons(current, desired, image_id, params['state'])
+    result['actions'].extend(reasons)
+    result['diff'] = dict(before=current_summary(current), after=desired if reasons else current_summary(current))
+    if not reasons:
+        result['container_id'] = current['Id'][:12]
+        return wait_ready(module, client, current['Id'], stack, result)
+
+    missing = docker_api.missing_devices(stack.rxdm.devices)
+    if missing:
+        result['missing_devices'] = device_fixes(technology, missing)
+        message = 'RxDM needs device nodes this host lacks: ' + '; '.join(
+            '%s (fix: %s)' % (d['path'], d['fix']) for d in result['missing_devices'])
+        if not module.check_mode:
+            module.fail_json(msg=message + '; nothing was created', **failure_details(result))
+        module.warn(message + ' (check mode: the real run fails unless an earlier step creates them)')
+    result['changed'] = True
+    if module.check_mode:
+        return result
+    container_id = recreate(client, current, name, docker_api.create_body(stack.rxdm, image, MANAGED_BY))
+    result['container_id'] = container_id[:12]
+    return wait_ready(module, client, container_id, stack, result)
+
+
+def failure_details(result):
+    """What a failure reports besides its message: the container, not the catalog's host facts."""
+    return {k: v for k, v in result.items() if k != 'host'}
+
+
+def wait_ready(module, client, container_id, stack, result):
+    params = module.params
+    try:
+        line, seconds = docker_api.wait_for_log_line(client, container_id, stack.rxdm_ready_line,
+                                                     params['ready_timeout'], params['log_lines'])
+    except (docker_api.WaitTimeout, docker_api.ContainerExited) as exc:
+        module.fail_json(msg='RxDM (%s, %s) is not ready: %s. Last %s log lines:\n%s'
+                         % (result['container_name'], result['image'], exc, params['log_lines'], exc.log_tail),
+                         log_tail=exc.log_tail.splitlines(), **failure_details(result))
+    result.update(ready=True, ready_line=line, time_to_ready=seconds)
+    return result
+
+
+def remove(module, client, current, result):
+    result['diff'] = dict(before=current_summary(current), after={})
+    if current is None:
+        return result
+    result['changed'] = True
+    result['container_id'] = current['Id'][:12]
+    result['actions'].append('remove container %s' % result['container_name'])
+    if not module.check_mode:
+        client.remove_container(current['Id'], force=True)
+    return result
+
+
+def check(module, client, current, image, stack, result):
+    if current is None:
+        module.fail_json(msg='RxDM container %s does not exist; run with state=started' % result['container_name'],
+                         **failure_details(result))
+    result['container_id'] = current['Id'][:12]
+    image_id = (client.inspect_image(image) or {}).get('Id')
+    result['image_id'] = image_id
+    reasons = drift_reasons(current, docker_api.container_summary(stack.rxdm, image), image_id, 'started')
+    if reasons:
+        result['actions'] = reasons
+        module.fail_json(msg='RxDM container %s needs attention: %s; run with state=started'
+                         % (result['container_name'], '; '.join(reasons)), **failure_details(result))
+    return wait_ready(module, client, current['Id'], stack, result)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           required_one_of=[('technology', 'machine_type')],
+                           mutually_exclusive=[('rxdm_image', 'rxdm_version')])
+    client = docker_api.DockerClient(module.params['docker_socket'])
+    try:
+        result = run(module, client)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    except docker_api.DockerError as exc:
+        module.fail_json(msg='RxDM: %s' % exc)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

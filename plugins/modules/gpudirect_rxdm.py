@@ -265,9 +265,9 @@ host:
       type: str
 """
 
-import shlex
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import cos_host
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
 
@@ -276,64 +276,15 @@ MANAGED_BY = 'aiinfra.gpudirect.gpudirect_rxdm'
 
 def argument_spec():
     return dict(
-        technology=dict(type='str', choices=['TCPX', 'TCPXO']),
-        machine_type=dict(type='str'),
+        cos_host.COMMON_ARGUMENT_SPEC,
         state=dict(type='str', default='started', choices=['started', 'restarted', 'checked', 'absent']),
-        rxdm_version=dict(type='str'),
-        plugin_version=dict(type='str'),
         rxdm_image=dict(type='str'),
-        force_version_pair=dict(type='bool', default=False),
         name=dict(type='str'),
-        pull=dict(type='str', default='always', choices=list(docker_api.PULL_POLICIES)),
         ready_timeout=dict(type='int', default=120),
-        log_lines=dict(type='int', default=20),
-        docker_socket=dict(type='path', default=docker_api.DEFAULT_SOCKET),
     )
 
 
 # -- validate --------------------------------------------------------------------------------------
-
-
-def resolve_family(params):
-    """(technology, family) from machine_type or technology; raises ValueError naming the field."""
-    if params.get('machine_type'):
-        family = families.get_family(params['machine_type'])
-        families.host_stack(family.technology)  # RDMA families have no COS host stack: say so here
-        if params.get('technology') and params['technology'] != family.technology:
-            raise ValueError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
-                             % (family.machine_type, family.technology, params['technology']))
-        return family.technology, family
-    technology = params['technology']
-    return technology, families.families_for_technology(technology)[0]
-
-
-def resolve_image(technology, rxdm_version, plugin_version, rxdm_image, force):
-    """(image reference, VersionPair or None). The image's tag (or rxdm_version) must be in a
-    known-good pair with plugin_version unless forced."""
-    try:
-        pair = families.version_pair(technology, rxdm=rxdm_image or rxdm_version, plugin=plugin_version)
-    except ValueError:
-        if not force:
-            raise
-        default = families.version_pair(technology)
-        if rxdm_image:
-            return rxdm_image, None
-        if rxdm_version:
-            return '%s:%s' % (default.rxdm_repository, rxdm_version), None
-        return default.rxdm_image, None
-    return rxdm_image or pair.rxdm_image, pair
-
-
-def pair_summary(pair):
-    if pair is None:
-        return None
-    return dict(name=pair.name, rxdm_version=pair.rxdm_version, plugin_version=pair.plugin_version)
-
-
-def _argv(command):
-    """A catalog command line as an argument list; the manual's ``sudo`` is Ansible's ``become``."""
-    argv = shlex.split(command)
-    return argv[1:] if argv and argv[0] == 'sudo' else argv
 
 
 def device_fixes(technology, paths):
@@ -342,20 +293,16 @@ def device_fixes(technology, paths):
     fixes = []
     for path in paths:
         if path == families.DMABUF_DEVICE and stack.modprobe_commands:
-            fix = ' && '.join(_argv_text(c) for c in stack.modprobe_commands)
+            fix = ' && '.join(cos_host.argv_text(c) for c in stack.modprobe_commands)
         else:
-            fix = _argv_text(families.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
+            fix = cos_host.argv_text(families.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
         fixes.append({'path': path, 'fix': fix})
     return fixes
 
 
-def _argv_text(command):
-    return ' '.join(shlex.quote(a) for a in _argv(command))
-
-
 def host_facts(technology, family):
     stack = families.host_stack(technology)
-    driver = [a.replace('--version=latest', '--version={version}') for a in _argv(families.GPU_DRIVER_INSTALL_COMMAND)]
+    driver = [a.replace('--version=latest', '--version={version}') for a in cos_host.argv(families.GPU_DRIVER_INSTALL_COMMAND)]
     return {
         'technology': technology,
         'machine_type': family.machine_type,
@@ -368,10 +315,10 @@ def host_facts(technology, family):
         'devices': device_fixes(technology, stack.rxdm.devices),
         'gpu_driver_install_argv': driver,
         'nvidia_dir': families.NVIDIA_DIR,
-        'nvidia_remount_argvs': [_argv(c) for c in families.NVIDIA_REMOUNT_COMMANDS],
+        'nvidia_remount_argvs': [cos_host.argv(c) for c in families.NVIDIA_REMOUNT_COMMANDS],
         'registry': families.REGISTRY,
-        'registry_auth_argv': _argv(families.REGISTRY_AUTH_COMMAND),
-        'firewall_accept_all_argv': _argv(stack.firewall_command),
+        'registry_auth_argv': cos_host.argv(families.REGISTRY_AUTH_COMMAND),
+        'firewall_accept_all_argv': cos_host.argv(stack.firewall_command),
         'plugin_dir': stack.plugin_dir,
         'plugin_lib_dir': stack.plugin_lib_dir,
     }
@@ -422,14 +369,13 @@ def recreate(client, current, name, body):
 
 def run(module, client):
     params = module.params
-    technology, family = resolve_family(params)
+    technology, family = cos_host.resolve_family(params)
     stack = families.host_stack(technology)
-    image, pair = resolve_image(technology, params['rxdm_version'], params['plugin_version'],
-                                params['rxdm_image'], params['force_version_pair'])
+    image, pair = cos_host.resolve_image(technology, 'rxdm', params, params['rxdm_image'])
     name = params['name'] or stack.rxdm.name
     result = dict(changed=False, technology=technology, container_name=name, container_id=None, image=image,
                   image_id=None, actions=[], ready=False, missing_devices=[], host=host_facts(technology, family),
-                  version_pair=pair_summary(pair))
+                  version_pair=cos_host.pair_summary(pair))
     if pair is None:
         module.warn('RxDM %s is not in a known-good pair with NCCL plugin %s (force_version_pair); NCCL may fail at run time'
                     % (image, params['plugin_version'] or 'default'))

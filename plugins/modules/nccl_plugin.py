@@ -205,6 +205,7 @@ import shlex
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import cos_host
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
 
@@ -218,61 +219,16 @@ PLUGIN_VERSION_RE = re.compile(rb'ver\. ?(\d+(?:\.\d+)+)')
 
 def argument_spec():
     return dict(
-        technology=dict(type='str', choices=['TCPX', 'TCPXO']),
-        machine_type=dict(type='str'),
-        plugin_version=dict(type='str'),
-        rxdm_version=dict(type='str'),
+        cos_host.COMMON_ARGUMENT_SPEC,
         installer_image=dict(type='str'),
-        force_version_pair=dict(type='bool', default=False),
-        pull=dict(type='str', default='always', choices=list(docker_api.PULL_POLICIES)),
         install_timeout=dict(type='int', default=300),
         remount=dict(type='bool', default=True),
         env_profile=dict(type='str'),
         env_profile_logging=dict(type='bool', default=False),
-        log_lines=dict(type='int', default=20),
-        docker_socket=dict(type='path', default=docker_api.DEFAULT_SOCKET),
     )
 
 
 # -- validate --------------------------------------------------------------------------------------
-
-
-def resolve_technology(params):
-    if params.get('machine_type'):
-        family = families.get_family(params['machine_type'])
-        families.host_stack(family.technology)
-        if params.get('technology') and params['technology'] != family.technology:
-            raise ValueError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
-                             % (family.machine_type, family.technology, params['technology']))
-        return family.technology
-    return params['technology']
-
-
-def resolve_image(technology, plugin_version, rxdm_version, installer_image, force):
-    """(installer image, VersionPair or None); the plugin tag must pair with rxdm_version unless forced."""
-    try:
-        pair = families.version_pair(technology, rxdm=rxdm_version, plugin=installer_image or plugin_version)
-    except ValueError:
-        if not force:
-            raise
-        default = families.version_pair(technology)
-        if installer_image:
-            return installer_image, None
-        if plugin_version:
-            return '%s:%s' % (default.plugin_repository, plugin_version), None
-        return default.plugin_image, None
-    return installer_image or pair.plugin_image, pair
-
-
-def pair_summary(pair):
-    if pair is None:
-        return None
-    return dict(name=pair.name, rxdm_version=pair.rxdm_version, plugin_version=pair.plugin_version)
-
-
-def _argv(command):
-    argv = shlex.split(command)
-    return argv[1:] if argv and argv[0] == 'sudo' else argv
 
 
 # -- read current ----------------------------------------------------------------------------------
@@ -399,13 +355,13 @@ def run_installer(module, client, stack, image, image_id, technology):
 def fix_for(technology, path):
     stack = families.host_stack(technology)
     if path == families.DMABUF_DEVICE and stack.modprobe_commands:
-        return ' && '.join(' '.join(_argv(c)) for c in stack.modprobe_commands)
-    return ' '.join(_argv(families.GPU_DRIVER_INSTALL_COMMAND))
+        return ' && '.join(' '.join(cos_host.argv(c)) for c in stack.modprobe_commands)
+    return ' '.join(cos_host.argv(families.GPU_DRIVER_INSTALL_COMMAND))
 
 
 def remount_exec(module, stack):
     for command in stack.plugin_remount_commands:
-        module.run_command(_argv(command), check_rc=True)
+        module.run_command(cos_host.argv(command), check_rc=True)
     if not exec_mounted(stack.plugin_dir):
         module.fail_json(msg='%s is still not mounted exec after: %s' % (stack.plugin_dir, '; '.join(stack.plugin_remount_commands)))
 
@@ -421,10 +377,9 @@ def write_file(path, content):
 
 def run(module, client):
     params = module.params
-    technology = resolve_technology(params)
+    technology, _family = cos_host.resolve_family(params)
     stack = families.host_stack(technology)
-    image, pair = resolve_image(technology, params['plugin_version'], params['rxdm_version'],
-                                params['installer_image'], params['force_version_pair'])
+    image, pair = cos_host.resolve_image(technology, 'plugin', params, params['installer_image'])
     profile_path = params['env_profile']
     if profile_path is None:
         profile_path = os.path.join(stack.plugin_lib_dir, PROFILE_FILE)
@@ -432,7 +387,7 @@ def run(module, client):
     result = dict(changed=False, technology=technology, installer_image=image, installer_image_id=None,
                   installed=False, actions=[], plugin_dir=stack.plugin_dir, plugin_lib_dir=stack.plugin_lib_dir,
                   env_profile=profile_path or None, nccl_env=env,
-                  version_pair=pair_summary(pair))
+                  version_pair=cos_host.pair_summary(pair))
     if pair is None:
         module.warn('NCCL plugin %s is not in a known-good pair with RxDM %s (force_version_pair)'
                     % (image, params['rxdm_version'] or 'default'))

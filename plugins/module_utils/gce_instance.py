@@ -302,3 +302,14 @@ def instance_summary(instance):
         'nic_types': [nic.get('nicType', 'VIRTIO_NET') for nic in nics],
         'self_link': instance.get('selfLink'),
     }
+
+
+def planned_summary(spec, name):
+    """The summary of a VM that does not exist (yet): what it would be, with status ABSENT and no addresses."""
+    body = spec.body(name)
+    return {
+        'name': name, 'zone': None, 'status': 'ABSENT', 'machine_type': spec.family.machine_type,
+        'provisioning_model': spec.provisioning_model, 'management_ip': None, 'external_ip': None, 'data_ips': [],
+        'networks': [_last(nic['network']) for nic in body['networkInterfaces']],
+        'nic_types': [nic['nicType'] for nic in body['networkInterfaces']], 'self_link': None,
+    }

@@ -479,14 +479,22 @@ def ensure_placement_policy(compute, spec, params, check_mode, actions):
                     body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
 
 
-def check_references(compute, spec, params):
-    """Fail before any VM is created when what they need does not exist: networks, reservation."""
+def check_references(module, spec, params):
+    """Fail before any VM is created when what they need does not exist: networks, reservation.
+
+    In check mode missing networks are a warning: a whole playbook run with --check plans the
+    fabric in an earlier task without creating it.
+    """
+    compute = module.compute
     networks = {gce_instance._last(nic['network']) for nic in spec.template['networkInterfaces']}
     existing = {item['name'] for item in compute.list('global/networks', 'list networks')}
     missing = sorted(networks - existing)
     if missing:
-        raise gce_instance.SpecError('network_interfaces: network %s does not exist; create the fabric first '
-                                     '(gce_gpudirect_network, or the network tag of the playbook)' % ', '.join(missing))
+        message = 'network_interfaces: network %s does not exist; create the fabric first (gce_gpudirect_network, or the ' \
+                  'network tag of the playbook)' % ', '.join(missing)
+        if not module.check_mode:
+            raise gce_instance.SpecError(message)
+        module.warn(message + ' (check mode: assuming an earlier task creates it)')
     if spec.reservation:
         path = spec.reservation if '/' in spec.reservation else 'zones/%s/reservations/%s' % (params['zone'], spec.reservation)
         if compute.get(path, "get reservation '%s'" % spec.reservation) is None:
@@ -531,7 +539,7 @@ def main():
                                  **result)
             to_create = missing + [name for name, _fields in replace]
             if to_create:
-                check_references(compute, spec, params)
+                check_references(module, spec, params)
                 ensure_placement_policy(compute, spec, params, module.check_mode, actions)
             actions.extend("replace instance '%s' (%s)" % (name, ', '.join(fields)) for name, fields in replace)
             actions.extend("create instance '%s' in %s" % (name, params['zone']) for name in missing)
@@ -569,7 +577,7 @@ def main():
         if name in final:
             summary = gce_instance.instance_summary(final[name])
         else:
-            summary = {'name': name, 'zone': None, 'status': 'ABSENT'}
+            summary = gce_instance.planned_summary(spec, name)
         if name in runner.errors:
             summary.update(status='FAILED', error=str(runner.errors[name]))
         result['instances'].append(summary)

@@ -17,6 +17,10 @@ REGIONS = {
     'europe-west4': ('a', 'b', 'c'),
     'asia-northeast1': ('a', 'b', 'c'),
     'asia-southeast1': ('a', 'b', 'c'),
+    # Three more real regions so that an aggregatedList spans 40 zones, as in the inventory benchmark.
+    'us-west2': ('a', 'b', 'c'),
+    'europe-west2': ('a', 'b', 'c'),
+    'asia-east1': ('a', 'b', 'c'),
 }
 
 ZONES = {'%s-%s' % (region, letter): region for region, letters in REGIONS.items() for letter in letters}

@@ -26,7 +26,7 @@ from . import compute, container, instances, networking, serviceusage, updates  
 from .batch import parse_batch, render_batch
 from .discovery import find_route
 from .errors import ApiError, unknown_url
-from .faults import HTTP_FAULTS, FaultInjector, FaultRule
+from .faults import HTTP_FAULTS, UNREACHABLE, FaultInjector, FaultRule, unreachable_zone
 from .operations import Call
 from .registry import HANDLERS
 from .store import COMPUTE_LINK, CONTAINER_LINK, Store, strip_internal
@@ -105,8 +105,8 @@ class Sandbox:
         return self.url + '/'
 
     # test-facing controls ---------------------------------------------------------------------
-    def inject_fault(self, method='*', kind='http_503', rate=None, count=None, retry_after=0):
-        rule = FaultRule(method, kind, rate=rate, count=count, retry_after=retry_after)
+    def inject_fault(self, method='*', kind='http_503', rate=None, count=None, retry_after=0, project=None, zone=None):
+        rule = FaultRule(method, kind, rate=rate, count=count, retry_after=retry_after, project=project, zone=zone)
         self.faults.add(rule)
         return rule
 
@@ -173,7 +173,7 @@ class Sandbox:
                 raise unknown_url(http_method, '/' + path)
             entry['api_method'] = route.method_id
             returns_operation = http_method in _MUTATING
-            fault = self.faults.draw(route.method_id, returns_operation)
+            fault = self.faults.draw(route.method_id, returns_operation, params)
             if fault is not None:
                 entry['fault'] = fault.kind
                 if fault.kind == 'reset':
@@ -181,7 +181,9 @@ class Sandbox:
                         self._log.append(entry)
                     return RESET
                 if fault.kind in HTTP_FAULTS:
-                    raise self._http_fault(fault)
+                    raise self._http_fault(fault, route.method_id, params)
+                if fault.kind == UNREACHABLE and not route.method_id.endswith('.aggregatedList'):
+                    raise ApiError(*unreachable_zone(fault, route.method_id, query, None))
             handler = HANDLERS.get(route.method_id)
             if handler is None:
                 raise ApiError(501, 'notImplemented', 'Method %s is not implemented by the sandbox.' % route.method_id)
@@ -189,6 +191,10 @@ class Sandbox:
                 body = normalize_body(route.document, route.request_ref, body if body is not None else {})
             call = Call(self, route, params, query, body, fault)
             payload = self._call(handler, call)
+            if fault is not None and fault.kind == UNREACHABLE:
+                payload = unreachable_zone(fault, route.method_id, query, payload)
+                if isinstance(payload, tuple):
+                    raise ApiError(*payload)
             status = 200
         except ApiError as error:
             status, payload, headers = error.code, error.to_json(), error.headers
@@ -199,7 +205,9 @@ class Sandbox:
         entry['status'] = status
         with self._log_lock:
             self._log.append(entry)
-        return status, headers, self._render(payload, route, base_url)
+        if status == 200 and query.get('fields'):
+            payload = partial_response(payload, query['fields'])
+        return status, headers, self._render(payload, route, base_url, pretty=query.get('prettyPrint', 'true').lower() != 'false')
 
     def _batch(self, content_type, raw_body, base_url):
         """Google's multipart batch: every part is dispatched (and logged) as its own request."""
@@ -252,16 +260,20 @@ class Sandbox:
             self._stopping.wait(min(remaining, 0.05))
 
     @staticmethod
-    def _http_fault(fault):
+    def _http_fault(fault, method_id=None, params=None):
         status = HTTP_FAULTS[fault.kind]
-        messages = {429: 'Rate Limit Exceeded', 500: 'Internal Error', 503: 'The service is currently unavailable.'}
-        reasons = {429: 'rateLimitExceeded', 500: 'backendError', 503: 'backendError'}
+        permission = method_id or 'compute'
+        if permission.endswith('.aggregatedList'):   # the permission an aggregated list needs is the list one
+            permission = permission[:-len('aggregatedList')] + 'list'
+        messages = {403: "Required '%s' permission for 'projects/%s'" % (permission, (params or {}).get('project')),
+                    429: 'Rate Limit Exceeded', 500: 'Internal Error', 503: 'The service is currently unavailable.'}
+        reasons = {403: 'forbidden', 429: 'rateLimitExceeded', 500: 'backendError', 503: 'backendError'}
         headers = {'Retry-After': str(fault.retry_after)} if status == 429 else {}
         return ApiError(status, reasons[status], messages[status], headers=headers)
 
     @staticmethod
-    def _render(payload, route, base_url):
-        text = json.dumps(strip_internal(payload), indent=1)
+    def _render(payload, route, base_url, pretty=True):
+        text = json.dumps(strip_internal(payload), indent=1 if pretty else None, separators=None if pretty else (',', ':'))
         compute_version = route.version if route is not None and route.api == 'compute' else 'v1'
         text = text.replace(COMPUTE_LINK, '%s/compute/%s/' % (base_url, compute_version))
         container_version = route.version if route is not None and route.api == 'container' else 'v1'
@@ -282,7 +294,8 @@ class Sandbox:
             if action == ('POST', '_sandbox/faults'):
                 spec = json.loads(raw_body or b'{}')
                 rule = self.inject_fault(spec.get('method', '*'), spec.get('kind', 'http_503'), rate=spec.get('rate'),
-                                         count=spec.get('count'), retry_after=spec.get('retry_after', 0))
+                                         count=spec.get('count'), retry_after=spec.get('retry_after', 0),
+                                         project=spec.get('project'), zone=spec.get('zone'))
                 return self._json(200, rule.to_json())
             if action == ('DELETE', '_sandbox/faults'):
                 self.clear_faults()
@@ -300,6 +313,45 @@ class Sandbox:
         return status, {}, json.dumps(payload, indent=1).encode('utf-8')
 
 
+def partial_response(payload, fields):
+    """The ``fields`` system parameter of Google APIs (partial response): ``a,b/c,d(e,f)``, with ``*``
+    for every key of a map (``items/*/instances(name,zone)``); unknown fields select nothing."""
+    def parse(text, position, tree):
+        while position < len(text):
+            end = position
+            while end < len(text) and text[end] not in ',()':
+                end += 1
+            parts = text[position:end].strip().split('/')
+            node = tree
+            for part in parts[:-1]:
+                node = node.setdefault(part, {}) if node.get(part) is not True else {}
+            position = end
+            if position < len(text) and text[position] == '(':
+                sub = node[parts[-1]] = node.get(parts[-1]) if isinstance(node.get(parts[-1]), dict) else {}
+                position = parse(text, position + 1, sub) + 1   # past the closing parenthesis
+            else:
+                node[parts[-1]] = True
+            if position < len(text) and text[position] == ')':
+                return position
+            position += 1   # past the comma
+        return position
+
+    def select(value, tree):
+        if tree is True:
+            return value
+        if isinstance(value, list):
+            return [select(item, tree) for item in value]
+        if not isinstance(value, dict):
+            return value
+        if '*' in tree:
+            return {key: select(item, tree['*']) for key, item in value.items()}
+        return {key: select(value[key], sub) for key, sub in tree.items() if key in value}
+
+    tree = {}
+    parse(fields.replace(' ', ''), 0, tree)
+    return select(payload, tree)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -315,12 +367,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'  # keep-alive; every answer carries Content-Length
     server_version = 'ESF'
     sys_version = ''
+    scheme = 'http'  # proxy.py serves the same handler over TLS as https://compute.googleapis.com
 
     def _serve(self):
         sandbox = self.server.sandbox
         body = self._read_body()
         host = self.headers.get('Host') or '%s:%d' % self.server.server_address[:2]
-        result = sandbox.dispatch(self.command, self.path, body, 'http://' + host, self.headers.get('Content-Type'))
+        result = sandbox.dispatch(self.command, self.path, body, self.scheme + '://' + host, self.headers.get('Content-Type'))
         if result is RESET:
             self._drop_connection()
             return

@@ -1,0 +1,225 @@
+"""Benchmark: the aiinfra.gpudirect.gce inventory against google.cloud.gcp_compute on the same fleet.
+
+    .venv/bin/python bench/inventory.py [--instances 5000] [--projects 3] [--repeat 3]
+
+Starts the API sandbox in this process with its HTTPS CONNECT proxy (tests/sandbox/proxy.py), fills
+it with a mixed fleet (bench/_sandbox_seed.py: 3 projects over all 40 catalog zones, A3 Mega / High /
+Edge / Ultra and plain n2 VMs, one in eleven TERMINATED), then builds the RUNNING VMs into an inventory
+with each plugin, each run in a fresh Python process:
+
+- ours talks to the sandbox through CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE;
+- google.cloud (taken from the ``ansible`` package on PyPI: ``pip download 'ansible>=12,<13'``, the
+  way scripts/lib.sh takes kubernetes.core) hard-codes Google's hosts, so it runs with HTTPS_PROXY
+  and REQUESTS_CA_BUNDLE pointing at the proxy, auth_kind accesstoken; it filters RUNNING on the
+  server (``filters: [status = RUNNING]``), ours on the controller.
+
+Measured per run: the inventory build (InventoryManager over the source, after imports), the whole
+``ansible-inventory --list`` command, the API requests the sandbox logged, and the peak RSS of the
+process (getrusage of the child). The median of ``--repeat`` runs is shown. Cached runs use the
+ansible.builtin.jsonfile cache plugin, warmed by one run first. It prints a table of ratios measured
+side by side in this one run; nothing here is a pass/fail test.
+"""
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / 'tests'))
+sys.path.insert(0, str(ROOT / 'bench'))
+
+CHILD = r'''
+import json, sys, time
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader()
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+start = time.perf_counter()
+inventory = InventoryManager(loader=DataLoader(), sources=[sys.argv[1]])
+took = time.perf_counter() - start
+print(json.dumps({'build_s': took, 'hosts': len(inventory.hosts)}))
+'''
+
+
+def google_cloud_collection(cache_dir, target):
+    """Extract ansible_collections/google/cloud from the `ansible` wheel (downloaded once) into target."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    wheels = sorted(cache_dir.glob('ansible-12*.whl'))
+    if not wheels:
+        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '-d', str(cache_dir), 'ansible>=12,<13'],
+                       check=True)
+        wheels = sorted(cache_dir.glob('ansible-12*.whl'))
+    with zipfile.ZipFile(wheels[-1]) as wheel:
+        for name in wheel.namelist():
+            if name.startswith('ansible_collections/google/cloud/'):
+                wheel.extract(name, target)
+    manifest = json.loads((target / 'ansible_collections/google/cloud/MANIFEST.json').read_text())
+    return wheels[-1].name, manifest['collection_info']['version']
+
+
+def measure(command, env):
+    """Run command; return (stdout, wall seconds, peak RSS MiB), reaping it with wait4 for its own rusage."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err)
+        _pid, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if process.returncode:
+        raise RuntimeError('%s failed (%s):\n%s' % (' '.join(command), process.returncode, stderr[-3000:]))
+    if 'WARNING' in stderr and 'Failed to parse' in stderr:
+        raise RuntimeError('%s: the source did not parse:\n%s' % (' '.join(command), stderr[-3000:]))
+    return stdout, wall, usage.ru_maxrss / 1024.0
+
+
+class Runner:
+    def __init__(self, sandbox, env, python):
+        self.sandbox = sandbox
+        self.env = env
+        self.python = python
+
+    def requests(self):
+        return len(self.sandbox.request_log())
+
+    def build(self, source):
+        before = self.requests()
+        out, _wall, rss = measure([self.python, '-c', CHILD, str(source)], self.env)
+        result = json.loads(out.strip().splitlines()[-1])
+        return {'build_s': result['build_s'], 'hosts': result['hosts'], 'requests': self.requests() - before, 'rss_mib': rss}
+
+    def listing(self, source, output):
+        before = self.requests()
+        _out, wall, rss = measure([str(pathlib.Path(self.python).parent / 'ansible-inventory'), '-i', str(source), '--list',
+                                   '--output', str(output)], self.env)
+        return {'list_s': wall, 'list_requests': self.requests() - before, 'list_rss_mib': rss}
+
+
+def median_runs(function, repeat):
+    runs = [function() for _run in range(repeat)]
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
+    parser.add_argument('--instances', type=int, default=5000)
+    parser.add_argument('--projects', type=int, default=3)
+    parser.add_argument('--repeat', type=int, default=3, help='runs of each measurement; the median is shown')
+    parser.add_argument('--wheel-cache', default=os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')) + '/bench',
+                        help='where the ansible wheel is downloaded once')
+    args = parser.parse_args(argv)
+
+    from sandbox import Sandbox, catalog  # pylint: disable=import-outside-toplevel
+    from sandbox.proxy import ConnectProxy  # pylint: disable=import-outside-toplevel
+    from _sandbox_seed import seed_fleet  # pylint: disable=import-outside-toplevel
+
+    work = pathlib.Path(tempfile.mkdtemp(prefix='bench-inventory-'))
+    sandbox = Sandbox(latency=0.0).start()
+    proxy = ConnectProxy(sandbox).start()
+    try:
+        collections = work / 'collections'
+        wheel, gc_version = google_cloud_collection(pathlib.Path(args.wheel_cache), collections)
+        (collections / 'ansible_collections' / 'aiinfra').mkdir(parents=True)
+        (collections / 'ansible_collections' / 'aiinfra' / 'gpudirect').symlink_to(ROOT)
+
+        projects = ['bench-%s' % name for name in ('alpha', 'beta', 'gamma', 'delta', 'epsilon')[:args.projects]]
+        started = time.perf_counter()
+        counts = seed_fleet(sandbox, projects, args.instances)
+        seeded = time.perf_counter() - started
+        running = sum(1 for item in sandbox.resources('compute.instances') if item['status'] == 'RUNNING')
+        minimum = sum(math.ceil(count / 500) for count in counts.values())
+
+        listing = '[%s]' % ', '.join(projects)
+        sources = {
+            'ours': work / 'ours.gce.yml',
+            'ours_cached': work / 'cached.gce.yml',
+            'theirs': work / 'theirs.gcp_compute.yml',
+            'theirs_cached': work / 'cached.gcp_compute.yml',
+        }
+        sources['ours'].write_text('plugin: aiinfra.gpudirect.gce\nprojects: %s\n' % listing)
+        sources['ours_cached'].write_text('plugin: aiinfra.gpudirect.gce\nprojects: %s\ncache: true\ncache_plugin: jsonfile\n'
+                                          'cache_connection: %s\n' % (listing, work / 'cache-ours'))
+        theirs = ('plugin: google.cloud.gcp_compute\nprojects: %s\nfilters: [status = RUNNING]\nhostnames: [name]\n'
+                  'auth_kind: accesstoken\naccess_token: bench-token-not-a-secret\n' % listing)
+        sources['theirs'].write_text(theirs)
+        sources['theirs_cached'].write_text(theirs + 'cache: true\ncache_plugin: jsonfile\ncache_connection: %s\n' % (work / 'cache-theirs'))
+
+        base = {key: value for key, value in os.environ.items() if not key.startswith(('GCP_', 'CLOUDSDK_', 'ANSIBLE_', 'HTTP', 'https_', 'http_'))}
+        base.update({'ANSIBLE_COLLECTIONS_PATH': str(collections), 'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_INVENTORY_UNPARSED_WARNING': 'False',
+                     'ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED': 'True', 'ANSIBLE_INVENTORY_ENABLED': 'auto'})
+        ours_env = dict(base, GCP_AUTH_KIND='none', CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=sandbox.compute_url)
+        theirs_env = dict(base, **proxy.environment())
+        python = sys.executable
+        ours, theirs_runner = Runner(sandbox, ours_env, python), Runner(sandbox, theirs_env, python)
+
+        print('fleet: %d VMs (%d RUNNING) in %d projects over %d zones, seeded in %.1f s; google.cloud %s from %s'
+              % (args.instances, running, len(projects), len(catalog.ZONES), seeded, gc_version, wheel), flush=True)
+        results = {}
+        for name, runner, source in (('ours', ours, sources['ours']), ('theirs', theirs_runner, sources['theirs'])):
+            results[name] = median_runs(lambda runner=runner, source=source: runner.build(source), args.repeat)
+            results[name].update(median_runs(lambda runner=runner, source=source, name=name: runner.listing(source, work / (name + '.json')),
+                                             args.repeat))
+            print('  %s uncached: build %.2f s, list %.2f s' % (name, results[name]['build_s'], results[name]['list_s']), flush=True)
+        for name, runner, source in (('ours', ours, sources['ours_cached']), ('theirs', theirs_runner, sources['theirs_cached'])):
+            runner.build(source)   # warm the cache
+            results[name + '_cached'] = median_runs(lambda runner=runner, source=source: runner.build(source), args.repeat)
+            print('  %s cached: build %.2f s' % (name, results[name + '_cached']['build_s']), flush=True)
+
+        same_hosts = json.loads((work / 'ours.json').read_text())['_meta']['hostvars'].keys() == \
+            json.loads((work / 'theirs.json').read_text())['_meta']['hostvars'].keys()
+        print_table(results, args, running, minimum, counts, same_hosts, gc_version)
+    finally:
+        proxy.stop()
+        sandbox.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    if proxy.refused:
+        print('proxy refused: %s' % ', '.join(proxy.refused))
+    return 0
+
+
+def print_table(results, args, running, minimum, counts, same_hosts, gc_version):
+    ours, theirs = results['ours'], results['theirs']
+    ours_cached, theirs_cached = results['ours_cached'], results['theirs_cached']
+    rows = [
+        ('hosts in the inventory', ours['hosts'], theirs['hosts'], None, '%d'),
+        ('build, uncached (s)', ours['build_s'], theirs['build_s'], 'faster', '%.2f'),
+        ('ansible-inventory --list, uncached (s)', ours['list_s'], theirs['list_s'], 'faster', '%.2f'),
+        ('API requests, uncached', ours['requests'], theirs['requests'], 'fewer', '%d'),
+        ('peak RSS of the build (MiB)', ours['rss_mib'], theirs['rss_mib'], 'less', '%.0f'),
+        ('peak RSS of --list (MiB)', ours['list_rss_mib'], theirs['list_rss_mib'], 'less', '%.0f'),
+        ('build, cached (s)', ours_cached['build_s'], theirs_cached['build_s'], 'faster', '%.2f'),
+        ('API requests, cached', ours_cached['requests'], theirs_cached['requests'], None, '%d'),
+        ('peak RSS, cached (MiB)', ours_cached['rss_mib'], theirs_cached['rss_mib'], 'less', '%.0f'),
+    ]
+    print()
+    print('%d VMs, %d RUNNING, %d projects (%s), %d zones; median of %d runs each'
+          % (args.instances, running, args.projects, ', '.join('%s %d' % item for item in counts.items()), 40, args.repeat))
+    print('%-40s %12s %14s %22s' % ('', 'aiinfra.gpudirect', 'google.cloud ' + gc_version, 'ratio google.cloud/ours'))
+    for label, mine, other, sense, fmt in rows:
+        ratio = ''
+        if sense and mine:
+            ratio = '%.1fx (%s)' % (other / mine, 'ours %s' % sense if other / mine > 1.05 else 'same' if other / mine >= 0.95 else 'theirs ' + sense)
+        print('%-40s %12s %14s %22s' % (label, fmt % mine, fmt % other, ratio))
+    print()
+    print('targets:')
+    speedup = theirs['build_s'] / ours['build_s']
+    print('  uncached build at least 3x faster than google.cloud: %s (%.1fx)' % ('met' if speedup >= 3 else 'NOT met', speedup))
+    print('  requests <= paging minimum (sum of ceil(VMs per project / 500) = %d): %s (%d)'
+          % (minimum, 'met' if ours['requests'] <= minimum else 'NOT met', ours['requests']))
+    print('  cached build under 0.5 s: %s (%.2f s)' % ('met' if ours_cached['build_s'] < 0.5 else 'NOT met', ours_cached['build_s']))
+    print('  same host names from both plugins: %s' % ('yes' if same_hosts else 'NO'))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The family playbooks and teardown.yml with the real ansible-playbook against the sandbox."""
+
+import re
+
+from playbook_runner import ansible_playbook
+
+MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
+
+
+def mutating(sandbox):
+    return [e for e in sandbox.request_log() if e['method'] in MUTATING and not e['path'].split('?')[0].endswith('/wait')]
+
+
+def test_check_mode_run_calls_nothing_mutating(sandbox):
+    result = ansible_playbook(sandbox, 'a3high.yml', {}, args=['--check'])
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert mutating(sandbox) == []
+    assert re.search(r'localhost\s+:.*changed=[1-9]', result.stdout), 'check mode reports what would change'
+
+
+def test_main_job_output_then_teardown_twice(sandbox):
+    made = ansible_playbook(sandbox, 'a3high.yml', {})
+    assert made.returncode == 0, made.stdout[-3000:]
+    assert 'a3-highgpu-8g cluster a3high: 5 networks (1 management + 4 data), 2 of 2 VMs RUNNING' in made.stdout
+    assert made.stdout.count('5 NICs (GVNIC)') == 2
+    assert 'management network a3high-mgmt-net: subnet a3high-mgmt-sub 192.168.0.0/24, MTU 8244' in made.stdout
+    assert made.stdout.count('is a VM of the local API sandbox: there is no host to prepare or test') == 2
+
+    gone = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_family': 'a3-highgpu-8g'})
+    assert gone.returncode == 0, gone.stdout[-3000:]
+    for collection in ('compute.instances', 'compute.firewalls', 'compute.subnetworks', 'compute.networks'):
+        assert sandbox.resources(collection) == [], collection
+    count = len(mutating(sandbox))
+    again = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_family': 'a3-highgpu-8g'})
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert len(mutating(sandbox)) == count, 'a second teardown changes nothing'
+
+
+def test_teardown_refuses_while_other_vms_use_the_fabric(sandbox):
+    made = ansible_playbook(sandbox, 'a3high.yml', {'gpudirect_node_count': 3})
+    assert made.returncode == 0, made.stdout[-3000:]
+    refused = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_family': 'a3-highgpu-8g', 'gpudirect_node_count': 2})
+    assert refused.returncode != 0
+    assert 'still used by instances a3high-vm-3 (us-central1-a)' in refused.stdout
+    assert len(sandbox.resources('compute.networks')) == 5

@@ -4,8 +4,6 @@
 at its size), and playbooks/nccl_test.yml run by the real ansible-playbook on saved logs."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -14,9 +12,9 @@ import sys
 
 import pytest
 import xmlschema
-from ansible.module_utils.testing import patch_module_args
 from PIL import Image
 
+from module_runner import run_module
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl, nccl_report
 from ansible_collections.aiinfra.gpudirect.plugins.modules import nccl_report as nccl_report_module
 
@@ -32,16 +30,7 @@ def parsed(name, collective='all_gather'):
 
 
 def report_module(args, check_mode=False, diff=False):
-    args = dict(args)
-    if check_mode:
-        args['_ansible_check_mode'] = True
-    if diff:
-        args['_ansible_diff'] = True
-    out = io.StringIO()
-    with patch_module_args(args), contextlib.redirect_stdout(out):
-        with pytest.raises(SystemExit):
-            nccl_report_module.main()
-    return json.loads(out.getvalue())
+    return run_module(nccl_report_module.main, args, check_mode=check_mode, diff=diff)
 
 
 @pytest.mark.parametrize('name, family', [

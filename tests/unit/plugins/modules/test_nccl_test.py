@@ -7,14 +7,11 @@ recorded output (a hand-made nccl-tests output; nvidia-smi as captured on an H20
 """
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import os
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
 
+from module_runner import run_module
 from ansible_collections.aiinfra.gpudirect.plugins.modules import nccl_test
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'nccl')
@@ -24,14 +21,7 @@ NVIDIA_SMI = os.path.join(STANDIN, 'nvidia-smi')
 
 
 def run(args, check_mode=False):
-    args = dict(args)
-    if check_mode:
-        args['_ansible_check_mode'] = True
-    out = io.StringIO()
-    with patch_module_args(args), contextlib.redirect_stdout(out):
-        with pytest.raises(SystemExit):
-            nccl_test.main()
-    return json.loads(out.getvalue())
+    return run_module(nccl_test.main, args, check_mode=check_mode)
 
 
 def local(**extra):

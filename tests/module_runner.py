@@ -22,5 +22,5 @@ def run_module(main, args, check_mode=False, diff=False):
         try:
             main()
         except SystemExit:
-            pass
-    return json.loads(out.getvalue())
+            return json.loads(out.getvalue())
+    raise AssertionError('the module returned without exit_json or fail_json')

@@ -9,6 +9,7 @@ own formats (tests/fixtures/nccl/, see its README.md -- not captured from runs).
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
 import re
@@ -208,19 +209,15 @@ def test_name_in_the_log_wins_over_the_hint():
 # Property: the average nccl-tests prints is the mean of its rows (within the rounding printed)
 # ---------------------------------------------------------------------------------------------
 
-def float_str(value, width):
-    """nccl-tests' getFloatStr (src/util.cu)."""
-    power, val = 0, 1
-    while value >= val:
-        power += 1
-        val *= 10
-    if power < width - 2:
-        return '%*.2f' % (width, value)
-    if power < width - 1:
-        return '%*.1f' % (width, value)
-    if power < width + 1:
-        return '%*.0f' % (width, value)
-    return '%*.1e' % (width, value)
+def _fixture_maker():
+    """tests/fixtures/nccl/make_fixtures.py, which writes rows in nccl-tests' own number format."""
+    spec = importlib.util.spec_from_file_location('make_fixtures', os.path.join(FIXTURES, 'make_fixtures.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+float_str = _fixture_maker().float_str   # nccl-tests' getFloatStr (src/util.cu)
 
 
 @settings(max_examples=150, deadline=None)

@@ -44,6 +44,8 @@ def playbook(project, nodes):
     subnets = [{'name': net.replace('-net', '-sub'), 'index': index, 'cidr': '192.168.%d.0/24' % index} for index, net in enumerate(networks)]
     internal = [{'ip_protocol': 'tcp', 'ports': ['0-65535']}, {'ip_protocol': 'udp', 'ports': ['0-65535']}, {'ip_protocol': 'icmp'}]
     rules = [{'name': PREFIX + '-mgmt-internal', 'index': 0, 'allowed': internal, 'sources': ['192.168.0.0/16']},
+             {'name': PREFIX + '-mgmt-external-ssh', 'index': 0, 'allowed': [{'ip_protocol': 'tcp', 'ports': ['22']}],
+              'sources': ['203.0.113.0/24']},
              {'name': PREFIX + '-mgmt-external-ping', 'index': 0, 'allowed': [{'ip_protocol': 'icmp'}], 'sources': ['0.0.0.0/0']}]
     rules += [{'name': '%s-data-internal-%d' % (PREFIX, n), 'index': n, 'allowed': rules[0]['allowed'], 'sources': ['192.168.0.0/16']}
               for n in range(1, DATA_NETWORKS + 1)]

@@ -84,6 +84,8 @@ def run_gcloud_seed(sandbox, project, nodes, _collections_path):
            '--range=192.168.0.0/24')
     gcloud('compute', 'firewall-rules', 'create', PREFIX + '-mgmt-internal', '--network=' + mgmt, '--action=ALLOW',
            '--rules=tcp:0-65535,udp:0-65535,icmp', '--source-ranges=192.168.0.0/16')
+    gcloud('compute', 'firewall-rules', 'create', PREFIX + '-mgmt-external-ssh', '--network=' + mgmt, '--action=ALLOW',
+           '--rules=tcp:22', '--source-ranges=203.0.113.0/24')
     gcloud('compute', 'firewall-rules', 'create', PREFIX + '-mgmt-external-ping', '--network=' + mgmt, '--action=ALLOW',
            '--rules=icmp', '--source-ranges=0.0.0.0/0')
     for n in range(1, DATA_NETWORKS + 1):

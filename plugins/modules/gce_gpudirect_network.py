@@ -77,11 +77,11 @@ options:
     elements: str
   ssh_source_ranges:
     description:
-      - Sources allowed to reach TCP port 22 on the management network. No SSH rule is made when empty.
+      - Sources allowed to reach TCP port 22 on the management network (the manual's SSH_SOURCE_IP_RANGE).
+      - There is no default; required with O(state=present). Give V([]) to make no SSH rule.
       - V(0.0.0.0/0) is refused unless O(ssh_from_anywhere=true).
     type: list
     elements: str
-    default: []
   ssh_from_anywhere:
     description:
       - Allow O(ssh_source_ranges) to open SSH to the whole internet.
@@ -122,7 +122,7 @@ EXAMPLES = r"""
     management_cidr: 10.10.0.0/24
     data_cidrs: [10.10.1.0/24, 10.10.2.0/24, 10.10.3.0/24, 10.10.4.0/24, 10.10.5.0/24, 10.10.6.0/24, 10.10.7.0/24, 10.10.8.0/24]
 
-- name: Remove the fabric once its VMs are gone
+- name: Remove the fabric once its VMs are gone (no SSH ranges needed to delete)
   aiinfra.gpudirect.gce_gpudirect_network:
     region: us-central1
     family: a3-highgpu-8g
@@ -197,7 +197,7 @@ ARGUMENT_SPEC = {
     'management_cidr': {'type': 'str', 'default': '192.168.0.0/24'},
     'data_cidrs': {'type': 'list', 'elements': 'str'},
     'internal_source_ranges': {'type': 'list', 'elements': 'str'},
-    'ssh_source_ranges': {'type': 'list', 'elements': 'str', 'default': []},
+    'ssh_source_ranges': {'type': 'list', 'elements': 'str'},
     'ssh_from_anywhere': {'type': 'bool', 'default': False},
     'icmp_source_ranges': {'type': 'list', 'elements': 'str', 'default': ['0.0.0.0/0']},
     'timeout': {'type': 'int', 'default': 600},
@@ -320,12 +320,19 @@ def remove(compute, plan, current, timeout, check_mode):
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
+    if params['state'] == 'present' and params['ssh_source_ranges'] is None:
+        module.fail_json(msg='ssh_source_ranges: give the ranges allowed to reach SSH on the management network (e.g. your '
+                         "office's 203.0.113.0/24), or [] for no SSH rule; the playbooks take it as gpudirect_ssh_source_ranges")
+    rules = {'ssh_source_ranges': params['ssh_source_ranges'] or [], 'ssh_from_anywhere': params['ssh_from_anywhere'],
+             'icmp_source_ranges': params['icmp_source_ranges']}
+    if params['state'] == 'absent':
+        # Deleting takes every rule the fabric can have, whatever ranges it was made with.
+        rules = {'ssh_source_ranges': ['0.0.0.0/0'], 'ssh_from_anywhere': True, 'icmp_source_ranges': ['0.0.0.0/0']}
     try:
         plan = gce_fabric.build_plan(
             module.compute.project, params['region'], params['family'], params['prefix'], mtu=params['mtu'],
             management_cidr=params['management_cidr'], data_cidrs=params['data_cidrs'],
-            internal_source_ranges=params['internal_source_ranges'], ssh_source_ranges=params['ssh_source_ranges'],
-            ssh_from_anywhere=params['ssh_from_anywhere'], icmp_source_ranges=params['icmp_source_ranges'])
+            internal_source_ranges=params['internal_source_ranges'], **rules)
     except gce_fabric.PlanError as exc:
         module.fail_json(msg=str(exc))
     result = {'plan': plan.summary()}

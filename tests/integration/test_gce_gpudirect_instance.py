@@ -22,7 +22,8 @@ def vms(sandbox, connection):
 
     def run(check_mode=False, diff=False, family='a3-highgpu-8g', prefix='hi', **overrides):
         if (family, prefix) not in made:
-            fabric = run_module(gce_gpudirect_network.main, dict(connection, region=REGION, family=family, prefix=prefix))
+            fabric = run_module(gce_gpudirect_network.main, dict(connection, region=REGION, family=family, prefix=prefix,
+                                                                 ssh_source_ranges=[]))
             assert fabric.get('failed') is not True, fabric
             made.add((family, prefix))
         args = dict(connection, zone=ZONE, machine_type=family, fabric_prefix=prefix, count=2, boot_disk_size_gb=50)

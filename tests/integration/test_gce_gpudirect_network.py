@@ -104,7 +104,7 @@ def test_absent_refuses_while_instances_use_the_fabric(sandbox, fabric):
     checked = fabric(state='absent', check_mode=True)
     assert checked['changed'] is True and len(checked['actions']) == 17
     assert len(names(sandbox, 'compute.networks')) == 5
-    removed = fabric(state='absent')
+    removed = fabric(state='absent', ssh_source_ranges=None, icmp_source_ranges=[])   # rules are found by name
     assert removed['changed'] is True
     assert names(sandbox, 'compute.networks') == names(sandbox, 'compute.subnetworks') == names(sandbox, 'compute.firewalls') == []
     assert fabric(state='absent')['changed'] is False
@@ -160,6 +160,7 @@ def test_a3_mega_fabric_under_faults_converges_without_duplicates(sandbox, fabri
     ({'ssh_source_ranges': ['0.0.0.0/0']}, 'ssh_source_ranges: 0.0.0.0/0 opens the port to the whole internet'),
     ({'ssh_source_ranges': ['office']}, "ssh_source_ranges: 'office' is not a CIDR range"),
     ({'internal_source_ranges': ['0.0.0.0/0']}, 'internal_source_ranges: 0.0.0.0/0 opens the port to the whole internet'),
+    ({'ssh_source_ranges': None}, 'ssh_source_ranges: give the ranges allowed to reach SSH on the management network'),
     ({'family': 'a3-ultragpu-8g'}, 'value of family must be one of'),
 ])
 def test_bad_input_is_refused_before_any_request(sandbox, fabric, overrides, message):

@@ -24,7 +24,7 @@ TCPX_GROUP, MEGA_GROUP = 'gpudirect_a3_highgpu_8g', 'gpudirect_a3_megagpu_8g'
 def make_vms(sandbox, project, family, prefix, zone, count):
     connection = {'project': project, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url, 'retry_deadline': 30}
     region = zone.rsplit('-', 1)[0]
-    fabric = run_module(gce_gpudirect_network.main, dict(connection, region=region, family=family, prefix=prefix))
+    fabric = run_module(gce_gpudirect_network.main, dict(connection, region=region, family=family, prefix=prefix, ssh_source_ranges=[]))
     assert fabric.get('failed') is not True, fabric
     args = dict(connection, zone=zone, machine_type=family, fabric_prefix=prefix, count=count, boot_disk_size_gb=50)
     result = run_module(gce_gpudirect_instance.main, args)

@@ -38,7 +38,7 @@ def converges_with_faults(sandbox):
     result = ansible_playbook(sandbox, 'a3mega.yml', extra)
     assert result.returncode == 0, result.stdout[-4000:]
     found = counts(sandbox)
-    assert len(found) == 9 + 9 + 2 + 8 + 4, sorted(found)
+    assert len(found) == 9 + 9 + 3 + 8 + 4, sorted(found)
     assert set(found.values()) == {1}, 'no duplicate resource'
     log = sandbox.request_log()
     faulted = collections.Counter(entry['fault'] for entry in log if entry['fault'])
@@ -71,5 +71,5 @@ def test_a_run_killed_halfway_is_completed_by_a_rerun(sandbox):
     result = ansible_playbook(sandbox, 'a3high.yml', extra)
     assert result.returncode == 0, result.stdout[-4000:]
     found = counts(sandbox)
-    assert len(found) == 5 + 5 + 2 + 4 + 3 and set(found.values()) == {1}
+    assert len(found) == 5 + 5 + 3 + 4 + 3 and set(found.values()) == {1}
     assert {item['status'] for item in sandbox.resources('compute.instances')} == {'RUNNING'}

@@ -129,6 +129,16 @@ def delete_subnetwork(call):
     return delete(call, 'subnetworks', key, then=[unlink])
 
 
+def check_firewall_ranges(body):
+    """A firewall body's source and destination ranges must be CIDRs (insert and patch alike)."""
+    for field in ('sourceRanges', 'destinationRanges'):
+        for index, cidr in enumerate(body.get(field, [])):
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                raise field_error('%s[%d]' % (field, index), cidr, 'Invalid IPCidrRange: %s.' % cidr) from None
+
+
 @handles('compute.firewalls.insert')
 def insert_firewall(call):
     body = call.body
@@ -137,12 +147,7 @@ def insert_firewall(call):
     network_key = ref_key(body.get('network') or 'default', 'networks', call.project)
     if call.store.get(collection('networks'), network_key) is None:
         raise field_error('network', body.get('network') or link(network_key), 'The referenced network resource cannot be found.')
-    for field in ('sourceRanges', 'destinationRanges'):
-        for index, cidr in enumerate(body.get(field, [])):
-            try:
-                ipaddress.ip_network(cidr, strict=False)
-            except ValueError:
-                raise field_error('%s[%d]' % (field, index), cidr, 'Invalid IPCidrRange: %s.' % cidr) from None
+    check_firewall_ranges(body)
     direction = body.get('direction', 'INGRESS')
     resource.update({
         'network': link(network_key),

@@ -5,10 +5,9 @@ the others; setLabels, setMetadata and setTags must carry the fingerprint of the
 replace (412 ``conditionNotMet`` otherwise), and every write gives a new fingerprint.
 """
 
-import ipaddress
-
 from .compute import collection, fingerprint, require, resource_key
 from .errors import ApiError
+from .networking import check_firewall_ranges
 from .operations import start_compute_operation
 from .registry import handles
 from .rules import check_mtu, field_error
@@ -38,15 +37,6 @@ def _check_network_patch(changes):
         check_mtu(changes['mtu'])
 
 
-def _check_firewall_patch(changes):
-    for field in ('sourceRanges', 'destinationRanges'):
-        for index, cidr in enumerate(changes.get(field, [])):
-            try:
-                ipaddress.ip_network(cidr, strict=False)
-            except ValueError:
-                raise field_error('%s[%d]' % (field, index), cidr, 'Invalid IPCidrRange: %s.' % cidr) from None
-
-
 @handles('compute.networks.patch')
 def patch_network(call):
     return _patch(call, 'networks', NETWORK_UPDATABLE, _check_network_patch)
@@ -54,7 +44,7 @@ def patch_network(call):
 
 @handles('compute.firewalls.patch')
 def patch_firewall(call):
-    return _patch(call, 'firewalls', FIREWALL_UPDATABLE, _check_firewall_patch)
+    return _patch(call, 'firewalls', FIREWALL_UPDATABLE, check_firewall_ranges)
 
 
 def _set_on_instance(call, operation_type, current_fingerprint, sent_fingerprint, fields):

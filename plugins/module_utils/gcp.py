@@ -26,14 +26,9 @@ import time
 import traceback
 import uuid
 
-try:
-    import requests
-    import requests.adapters
-except ImportError:
-    requests = None
-    REQUESTS_IMPORT_ERROR = traceback.format_exc()
-else:
-    REQUESTS_IMPORT_ERROR = None
+# requests is imported when the first Transport is made: a cached inventory never sends a request and
+# need not pay for the import (about 40 ms).
+requests = None
 
 # google-auth is imported when credentials are needed (not for auth_kind none): it is a tenth of
 # a second per module run that the local sandbox and check-only runs need not pay.
@@ -122,9 +117,16 @@ class MissingLibrary(GcpError):
 
 
 def require_libraries():
-    if REQUESTS_IMPORT_ERROR:
-        raise MissingLibrary('use the Google Cloud API', 'requests is not installed on the controller: '
-                             'pip install -r requirements.txt from the collection (%s)' % REQUESTS_IMPORT_ERROR.strip().splitlines()[-1])
+    """Import requests on first use; a missing library becomes MissingLibrary."""
+    global requests  # pylint: disable=global-statement
+    if requests is not None:
+        return
+    try:
+        # Binds the global name requests (the package), as declared above.
+        import requests.adapters  # pylint: disable=import-outside-toplevel,redefined-outer-name
+    except ImportError:
+        raise MissingLibrary('use the Google Cloud API', 'requests is not installed on the controller: pip install -r '
+                             'requirements.txt from the collection (%s)' % traceback.format_exc().strip().splitlines()[-1]) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,13 +5,16 @@ the inventory reads exactly what our modules leave in the API; the expected addr
 the sandbox's own records. Failures are injected with the sandbox's fault rules (tests/sandbox/faults.py).
 """
 
+import base64
 import json
 import os
 import subprocess
 import sys
+import zlib
 
 import pytest
 
+from ansible_collections.aiinfra.gpudirect.plugins.inventory import gce
 from ansible_collections.aiinfra.gpudirect.plugins.modules import gce_gpudirect_instance, gce_gpudirect_network
 from module_runner import run_module
 from playbook_runner import sandbox_environment
@@ -92,26 +95,51 @@ def aggregated_calls(sandbox, since=0):
     return [entry for entry in sandbox.request_log()[since:] if entry['api_method'] == 'compute.instances.aggregatedList']
 
 
+def graph_tree(text):
+    """ansible-inventory --graph output -> {group: (child groups, hosts)}, both in the order shown."""
+    tree, path = {}, []
+    for line in text.splitlines():
+        depth = line.index('--') // 3 if '--' in line else 0
+        name = line.split('--', 1)[-1].strip()
+        del path[depth:]
+        if name.startswith('@'):
+            group = name[1:].rstrip(':')
+            tree.setdefault(group, ([], []))
+            if path:
+                tree[path[-1]][0].append(group)
+            path.append(group)
+        else:
+            tree[path[-1]][1].append(name)
+    return tree
+
+
+def hosts_under(tree, group):
+    """The hosts of a group and of its descendants, as ansible-inventory --graph shows them."""
+    children, hosts = tree[group]
+    return hosts + [host for child in children for host in hosts_under(tree, child)]
+
+
 def test_graph_shows_the_vms_by_technology_and_family(fleet, tmp_path):
     sandbox, vms = fleet
-    graph = inventory(sandbox, tmp_path, '', '--graph').stdout
-    lines = [line.strip(' |-') for line in graph.splitlines()]
-
-    def members(group):
-        start = lines.index('@%s:' % group) + 1
-        found = []
-        for line in lines[start:]:
-            if line.startswith('@'):
-                break
-            found.append(line)
-        return found
+    tree = graph_tree(inventory(sandbox, tmp_path, '', '--graph').stdout)
     # hosts come in the order of their instance ids (the module makes VMs concurrently: either order)
     ids = {item['name']: int(item['id']) for item in sandbox.resources('compute.instances')}
-    assert members('gpudirect_tcpx') == sorted(['a3high-vm-1', 'a3high-vm-2'], key=ids.get)
-    assert members(TCPX_GROUP) == members('gpudirect_tcpx')
-    assert members('gpudirect_tcpxo') == members(MEGA_GROUP) == ['a3mega-vm-1']
-    assert sorted(members('gpudirect_fabric_a3high')) == ['a3high-vm-1', 'a3high-vm-2']
-    assert members('gpudirect_zone_us_east5_a') == ['a3mega-vm-1']
+    # the family group is a child of its technology group; the VMs are members of the family group
+    assert tree['gpudirect_tcpx'] == ([TCPX_GROUP], [])
+    assert tree[TCPX_GROUP] == ([], sorted(['a3high-vm-1', 'a3high-vm-2'], key=ids.get))
+    assert hosts_under(tree, 'gpudirect_tcpxo') == tree[MEGA_GROUP][1] == ['a3mega-vm-1']
+    assert sorted(tree['gpudirect_fabric_a3high'][1]) == ['a3high-vm-1', 'a3high-vm-2']
+    # a zone group is a child of its region group
+    assert tree['gpudirect_region_us_east5'] == (['gpudirect_zone_us_east5_a'], [])
+    assert hosts_under(tree, 'gpudirect_region_us_east5') == ['a3mega-vm-1']
+    # every host is in its technology, family, zone, region, project and fabric group, and in no other
+    for name in vms:
+        memberships = sorted(group for group in tree if group != 'all' and name in hosts_under(tree, group))
+        prefix = name.split('-vm-')[0]
+        family, technology, zone = {'a3high': (TCPX_GROUP, 'gpudirect_tcpx', 'us_central1_a'),
+                                    'a3mega': (MEGA_GROUP, 'gpudirect_tcpxo', 'us_east5_a')}[prefix]
+        assert memberships == sorted([family, technology, 'gpudirect_zone_' + zone, 'gpudirect_region_' + zone[:-2],
+                                      'gpudirect_project_inv_project', 'gpudirect_fabric_' + prefix])
 
 
 def test_host_shows_the_data_nic_addresses_the_api_holds(fleet, tmp_path):
@@ -202,6 +230,7 @@ def test_only_running_vms_by_default(sandbox, tmp_path):
 def test_paging_uses_the_fewest_requests(sandbox, tmp_path):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'bench'))
     from _sandbox_seed import seed_fleet
+    from sandbox.store import COMPUTE_LINK
     counts = seed_fleet(sandbox, [PROJECT, OTHER], 2300)
     running = {project: sum(1 for item in sandbox.resources('compute.instances', project) if item['status'] == 'RUNNING')
                for project in counts}
@@ -213,7 +242,16 @@ def test_paging_uses_the_fewest_requests(sandbox, tmp_path):
     # every zone of the catalog has VMs, and sorting by id gives one stable order
     assert len([name for name in data if name.startswith('gpudirect_zone_')]) == 40
     again = listing(sandbox, tmp_path, 'projects: [%s, %s]\nhostnames: [fqdn]\n' % (OTHER, PROJECT))
-    assert data['gpudirect_tcpx']['hosts'] == again['gpudirect_tcpx']['hosts']
+    assert data[TCPX_GROUP]['hosts'] == again[TCPX_GROUP]['hosts']
+    # Each host's variables as Ansible resolves them (its own, then those of its groups and their parents)
+    # are exactly the facts of its instance, though most are held once by a group.
+    for vm in sandbox.resources('compute.instances'):
+        if vm['status'] != 'RUNNING':
+            continue
+        # the sandbox stores Google's links and serves its own address in them
+        facts = gce.host_facts(json.loads(json.dumps(vm).replace(COMPUTE_LINK, sandbox.compute_url)))
+        hostvars = unsafe(data['_meta']['hostvars'][gce.fqdn(facts)])
+        assert {name: hostvars.get('gpudirect_' + name, 'MISSING') for name in facts} == facts, vm['name']
 
 
 def test_the_cache_keeps_raw_pages_and_answers_without_requests(sandbox, tmp_path):
@@ -227,7 +265,12 @@ def test_the_cache_keeps_raw_pages_and_answers_without_requests(sandbox, tmp_pat
     assert second['_meta'] == first['_meta'] and sorted(second['two']['hosts']) == ['a3high-vm-1', 'a3high-vm-2']
     stored = json.loads(next((tmp_path / 'cache').iterdir()).read_text())
     stored = json.loads(stored['__payload__']) if '__payload__' in stored else stored   # ansible-core 2.19 wraps it
-    assert isinstance(stored['pages'][PROJECT][0], str) and 'nextPageToken' not in json.loads(stored['pages'][PROJECT][0])
+    # the raw pages (after the field mask), packed into one string
+    pages = json.loads(zlib.decompress(base64.b64decode(stored['pages'])))
+    assert list(pages) == [PROJECT] and len(pages[PROJECT]) == 1 and 'nextPageToken' not in pages[PROJECT][0]
+    vms = [vm for scope in pages[PROJECT][0]['items'].values() for vm in scope.get('instances', [])]
+    assert sorted(vm['name'] for vm in vms) == ['a3high-vm-1', 'a3high-vm-2'] and 'disks' not in vms[0]
+    assert stored['query']['projects'] == [PROJECT]
     listing(sandbox, tmp_path, cache + 'filters: ["name = a3high-*"]\n')
     assert len(aggregated_calls(sandbox, before)) == 1, 'another query is a cache miss'
 

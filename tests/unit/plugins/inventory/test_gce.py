@@ -100,21 +100,62 @@ def test_hostnames_preference_list(preferences, expected):
 
 def test_builtin_groups_and_the_facts_they_hold():
     facts = gce.host_facts(instance('a3-highgpu-8g'))
-    groups = dict(gce.builtin_groups('gpudirect_', facts))
-    assert list(groups) == ['gpudirect_tcpx', 'gpudirect_a3_highgpu_8g', 'gpudirect_zone_us_central1_a',
-                            'gpudirect_region_us_central1', 'gpudirect_project_ml_prod', 'gpudirect_fabric_a3high']
-    assert groups['gpudirect_tcpx'] == {'technology': 'tcpx'}
-    assert groups['gpudirect_a3_highgpu_8g']['nccl_interfaces'] == 'eth1,eth2,eth3,eth4'
-    assert groups['gpudirect_fabric_a3high']['data_networks'] == facts['data_networks']
-    # the names users give as playbook inputs stay host facts (group_vars/all would outrank a plugin's group vars)
-    held = {name for values in groups.values() for name in values}
-    assert not held & {'project', 'zone', 'family', 'name', 'id', 'status', 'data_ips', 'labels', 'management_ip'}
+    groups = {group: (names, parent, direct) for group, names, parent, direct in gce.builtin_groups('gpudirect_', facts)}
+    assert list(groups) == ['gpudirect_tcpx', 'gpudirect_a3_highgpu_8g', 'gpudirect_region_us_central1',
+                            'gpudirect_zone_us_central1_a', 'gpudirect_project_ml_prod', 'gpudirect_fabric_a3high']
+    # the family is a child of its technology, the zone of its region; the host is a member of the others
+    assert groups['gpudirect_a3_highgpu_8g'][1:] == ('gpudirect_tcpx', True)
+    assert groups['gpudirect_zone_us_central1_a'][1:] == ('gpudirect_region_us_central1', True)
+    assert [group for group, (_names, _parent, direct) in groups.items() if direct] == [
+        'gpudirect_a3_highgpu_8g', 'gpudirect_zone_us_central1_a', 'gpudirect_project_ml_prod', 'gpudirect_fabric_a3high']
+    assert groups['gpudirect_tcpx'][0] == ('technology',)
+    assert 'nccl_interfaces' in groups['gpudirect_a3_highgpu_8g'][0] and 'data_networks' in groups['gpudirect_fabric_a3high'][0]
+    held = [name for names, _parent, _direct in groups.values() for name in names]
+    # no fact is held by two groups of a host (sibling groups would decide it by name) ...
+    assert len(held) == len(set(held))
+    # ... and the names users give as playbook inputs stay host facts (group_vars/all would outrank a plugin's group vars)
+    assert not set(held) & {'project', 'zone', 'family', 'name', 'id', 'status', 'data_ips', 'labels', 'management_ip'}
 
 
 def test_non_gpu_vms_share_the_none_group():
-    groups = dict(gce.builtin_groups('x_', gce.host_facts(instance('n1-spot-t4'))))
-    assert groups['x_none'] == {'technology': 'none', 'nccl_interfaces': None, 'nccl_ctrl_interface': None}
+    groups = {group: (names, parent, direct) for group, names, parent, direct
+              in gce.builtin_groups('x_', gce.host_facts(instance('n1-spot-t4')))}
+    assert groups['x_none'] == (('technology', 'gpu_count', 'gpu_model', 'data_interfaces', 'nccl_interfaces',
+                                 'nccl_ctrl_interface'), None, True)
     assert not any(name.startswith('x_fabric_') for name in groups)
+
+
+def test_every_fact_is_a_value_ansible_keeps_as_it_is():
+    """The plugin sets its facts on the inventory directly, without ansible-core's inspection; that is only
+    right while every fact is a plain JSON value which that inspection would keep unchanged."""
+    from ansible._internal._json import AnsibleVariableVisitor, EncryptedStringBehavior
+    visitor = AnsibleVariableVisitor(encrypted_string_behavior=EncryptedStringBehavior.FAIL)
+    for name in ('a3-highgpu-8g', 'a3-megagpu-8g', 'a3-ultragpu-8g', 'n1-spot-t4'):
+        facts = gce.host_facts(instance(name))
+        kept = visitor.visit(facts)   # raises AnsibleVariableTypeError on a type Ansible does not take
+        assert kept == facts and json.loads(json.dumps(facts)) == facts
+
+
+def test_cached_pages_are_packed_and_come_back_the_same():
+    pages = {'ml-prod': [{'items': {'zones/us-central1-a': {'instances': [instance('a3-highgpu-8g')] * 50}}}], 'empty': []}
+    packed = gce.pack_pages(pages)
+    assert isinstance(packed, str) and packed.isascii()
+    assert len(packed) * 10 < len(json.dumps(pages))
+    assert gce.unpack_pages(packed) == pages
+
+
+@pytest.mark.parametrize('enabled', [True, False])
+def test_garbage_collection_is_paused_for_the_build_and_restored(enabled):
+    import gc
+    (gc.enable if enabled else gc.disable)()
+    try:
+        with pytest.raises(RuntimeError):
+            with gce.garbage_collection_paused():
+                assert not gc.isenabled()
+                raise RuntimeError('a failed build')
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize('network, prefix', [('a3high-mgmt-net', 'a3high'), ('my-cluster-mgmt-net', 'my-cluster'),

@@ -1,14 +1,39 @@
 """The family playbooks and teardown.yml with the real ansible-playbook against the sandbox."""
 
+import json
+import os
 import re
+import subprocess
+import sys
 
-from playbook_runner import ansible_playbook
+from playbook_runner import ansible_playbook, collection_root, sandbox_environment
 
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
 
 
 def mutating(sandbox):
     return [e for e in sandbox.request_log() if e['method'] in MUTATING and not e['path'].split('?')[0].endswith('/wait')]
+
+
+def ansible_inventory(sandbox, source, *args):
+    """ansible-inventory over inventories/sandbox/SOURCE, as a newcomer would run it after the main job."""
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-inventory'),
+               '-i', str(collection_root() / 'inventories' / 'sandbox' / source), *args]
+    env = dict(sandbox_environment(sandbox, 'sandbox-project'), ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED='True')
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def instance_ids(sandbox):
+    return {vm['name']: int(vm['id']) for vm in sandbox.resources('compute.instances')}
+
+
+def plain(value):
+    """ansible-inventory writes strings from an inventory plugin as {'__ansible_unsafe': text}."""
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value['__ansible_unsafe'] if isinstance(value, dict) and set(value) == {'__ansible_unsafe'} else value
 
 
 def test_check_mode_run_calls_nothing_mutating(sandbox):
@@ -26,6 +51,15 @@ def test_main_job_output_then_teardown_twice(sandbox):
     assert 'management network a3high-mgmt-net: subnet a3high-mgmt-sub 192.168.0.0/24, MTU 8244' in made.stdout
     assert 'a3high-vm-1, a3high-vm-2: VMs of the local API sandbox, with no host to prepare or test; the host and NCCL stages skip them' \
         in made.stdout
+
+    # the inventory of the sandbox shows the VMs the main job made, with their data NIC addresses
+    graph = ansible_inventory(sandbox, 'gce.yml', '--graph', 'gpudirect_tcpx').stdout
+    assert [line.strip(' |-') for line in graph.splitlines()] == \
+        ['@gpudirect_tcpx:', '@gpudirect_a3_highgpu_8g:'] + sorted(['a3high-vm-1', 'a3high-vm-2'], key=instance_ids(sandbox).get)
+    host = json.loads(ansible_inventory(sandbox, 'gce.yml', '--host', 'a3high-vm-1').stdout)
+    nics = {vm['name']: vm['networkInterfaces'] for vm in sandbox.resources('compute.instances')}['a3high-vm-1']
+    assert plain(host['gpudirect_data_ips']) == [nic['networkIP'] for nic in nics[1:]] and len(nics) == 5
+    assert plain(host['gpudirect_data_interfaces']) == ['eth1', 'eth2', 'eth3', 'eth4']
 
     gone = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_family': 'a3-highgpu-8g'})
     assert gone.returncode == 0, gone.stdout[-3000:]

@@ -48,9 +48,26 @@ def _import_google_auth():
         import google.auth.transport.requests  # pylint: disable=import-outside-toplevel
         from google.oauth2 import service_account, credentials  # pylint: disable=import-outside-toplevel
     except ImportError:
-        raise MissingLibrary('use the Google Cloud API', 'google-auth is not installed on the controller: pip install -r '
-                             'requirements.txt from the collection (%s)' % traceback.format_exc().strip().splitlines()[-1]) from None
+        raise _missing_library('google-auth') from None
     google_service_account, google_oauth2_credentials = service_account, credentials
+
+
+def require_libraries():
+    """Import requests on first use; a missing library becomes MissingLibrary."""
+    global requests  # pylint: disable=global-statement
+    if requests is not None:
+        return
+    try:
+        # Binds the global name requests (the package), as declared above.
+        import requests.adapters  # pylint: disable=import-outside-toplevel,redefined-outer-name
+    except ImportError:
+        raise _missing_library('requests') from None
+
+
+def _missing_library(name):
+    """The error for a controller library that failed to import; call it while handling the ImportError."""
+    return MissingLibrary('use the Google Cloud API', '%s is not installed on the controller: pip install -r requirements.txt '
+                          'from the collection (%s)' % (name, traceback.format_exc().strip().splitlines()[-1]))
 
 
 COMPUTE_DEFAULT_ENDPOINT = 'https://compute.googleapis.com/compute/v1/'
@@ -114,19 +131,6 @@ class GcpTimeout(GcpError):
 
 class MissingLibrary(GcpError):
     """google-auth or requests is not installed on the controller."""
-
-
-def require_libraries():
-    """Import requests on first use; a missing library becomes MissingLibrary."""
-    global requests  # pylint: disable=global-statement
-    if requests is not None:
-        return
-    try:
-        # Binds the global name requests (the package), as declared above.
-        import requests.adapters  # pylint: disable=import-outside-toplevel,redefined-outer-name
-    except ImportError:
-        raise MissingLibrary('use the Google Cloud API', 'requests is not installed on the controller: pip install -r '
-                             'requirements.txt from the collection (%s)' % traceback.format_exc().strip().splitlines()[-1]) from None
 
 
 # ---------------------------------------------------------------------------------------------

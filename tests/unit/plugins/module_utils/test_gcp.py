@@ -1,6 +1,8 @@
 """Unit tests of the parts of module_utils/gcp.py that need no server: settings, backoff, errors."""
 
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -117,3 +119,27 @@ def test_container_operation_error_shape():
     error = gcp.error_from_operation("create cluster 'c1'", operation)
     assert 'Insufficient regional quota' in str(error)
     assert not error.capacity
+
+
+def test_the_client_module_imports_neither_requests_nor_google_auth_until_used():
+    """A cached inventory and auth_kind none must not pay for libraries they do not use."""
+    code = ('import sys\n'
+            'from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp\n'
+            'before = sorted(name for name in ("requests", "google.auth") if name in sys.modules)\n'
+            'gcp.Transport()\n'
+            'print(before, "requests" in sys.modules, "google.auth" in sys.modules)\n')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                            env={'PYTHONPATH': ':'.join(sys.path)})
+    assert result.stdout.split() == ['[]', 'True', 'False']
+
+
+@pytest.mark.parametrize('module, library, call', [
+    ('requests', 'requests', lambda: gcp.Transport()),
+    ('google.auth', 'google-auth', lambda: gcp.load_credentials({'auth_kind': 'application', 'scopes': None})),
+])
+def test_a_missing_library_says_how_to_install_it(monkeypatch, module, library, call):
+    monkeypatch.setitem(sys.modules, module, None)   # makes "import module" raise ImportError
+    monkeypatch.setattr(gcp, module.split('.')[0], None)
+    with pytest.raises(gcp.MissingLibrary) as raised:
+        call()
+    assert '%s is not installed on the controller: pip install -r requirements.txt from the collection' % library in str(raised.value)

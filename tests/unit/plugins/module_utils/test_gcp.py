@@ -134,7 +134,7 @@ def test_the_client_module_imports_neither_requests_nor_google_auth_until_used()
 
 
 @pytest.mark.parametrize('module, library, call', [
-    ('requests', 'requests', lambda: gcp.Transport()),
+    ('requests', 'requests', gcp.Transport),
     ('google.auth', 'google-auth', lambda: gcp.load_credentials({'auth_kind': 'application', 'scopes': None})),
 ])
 def test_a_missing_library_says_how_to_install_it(monkeypatch, module, library, call):

@@ -466,6 +466,16 @@ HOST_STACKS = MappingProxyType({
 # ``{hosts}`` in test commands: space-separated VM names. RDMA has no COS host stack in the seeds.
 
 
+# The NCCL network (``NCCL INFO Using network NAME``) that proves each technology carries the traffic:
+# TCPX, seed 000's success line ``NET/GPUDirectTCPX``; TCPXO, the FasTrak plugin (the NCCL_FASTRAK_*
+# environment of seed 003); RDMA, the gIB plugin of seed 001's NCCL/gIB installer, or NCCL's own IB verbs.
+NCCL_NETWORKS = MappingProxyType({
+    TCPXO: ('FasTrak',),
+    TCPX: ('GPUDirectTCPX',),
+    RDMA: ('gIB', 'IB'),
+})
+
+
 def host_stack(technology):
     """Return the :class:`HostStack` of a COS host for ``TCPXO`` or ``TCPX``."""
     tech = _check_technology(technology)

@@ -59,15 +59,7 @@ _COLLECTIVE_ALIASES = {
     'all_to_all': 'alltoall', 'send_recv': 'sendrecv',
 }
 
-EXPECTED_NETWORKS = {
-    families.TCPXO: ('FasTrak',),
-    families.TCPX: ('GPUDirectTCPX',),
-    families.RDMA: ('gIB', 'IB'),
-}
-# The NCCL network (``NCCL INFO Using network NAME``) that proves each GPUDirect technology is in
-# use. TCPX: seed 000's success line ``NET/GPUDirectTCPX``; TCPXO: the FasTrak plugin (NCCL_FASTRAK_*
-# env of seed 003); RDMA: the gIB plugin of seed 001's diagnostic image, or NCCL's own IB verbs.
-# A technology fact: reported to the catalog's owner to move into families.py.
+# NCCL's own TCP transport: the traffic is not on GPUDirect.
 SOCKET_NETWORK = 'Socket'
 
 CRITERIA = ('results', 'complete', 'wrong_values', 'out_of_bounds', 'average_consistent', 'nccl_tests_min_bw',
@@ -745,9 +737,9 @@ def thresholds_for(family=None, overrides=None):
 def expected_networks(family=None, technology=None):
     """NCCL network names that prove GPUDirect is in use for ``family`` (or ``technology``); () if unknown."""
     if technology:
-        return EXPECTED_NETWORKS.get(families._check_technology(technology, field='technology'), ())
+        return families.NCCL_NETWORKS.get(families._check_technology(technology, field='technology'), ())
     if family:
-        return EXPECTED_NETWORKS.get(families.get_family(family, field='family').technology, ())
+        return families.NCCL_NETWORKS.get(families.get_family(family, field='family').technology, ())
     return ()
 
 

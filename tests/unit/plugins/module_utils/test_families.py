@@ -482,6 +482,13 @@ def test_readiness_and_success_lines():
     assert F.HOST_STACKS[F.TCPXO].nccl_success_line is None
 
 
+def test_nccl_networks():
+    assert set(F.NCCL_NETWORKS) == set(F.TECHNOLOGIES)
+    assert 'NCCL INFO NET/%s ver.' % F.NCCL_NETWORKS[F.TCPX] in S000_TCPX
+    assert F.NCCL_NETWORKS[F.TCPXO] == ('FasTrak',) and '"NCCL_FASTRAK_IFNAME=' in S003
+    assert F.NCCL_NETWORKS[F.RDMA][0] == 'gIB' and 'RDMA NCCL/gIB' in S001
+
+
 @pytest.mark.parametrize('technology,hosts', [(F.TCPXO, 'VM_NAME_1 VM_NAME_2'), (F.TCPX, 'VM-0 VM-1')])
 def test_nccl_test_commands(technology, hosts):
     stack = F.host_stack(technology)

@@ -379,3 +379,23 @@ def test_a_host_that_differs_from_its_group_keeps_its_own_facts(sandbox, tmp_pat
     assert hosts['a3high-vm-2']['gpudirect_data_subnetworks'] == mine['a3high-vm-2']
     assert hosts['a3high-vm-2']['gpudirect_data_nic_types'] == ['GVNIC', 'VIRTIO_NET', 'GVNIC', 'GVNIC']
     assert hosts['a3high-vm-1']['gpudirect_data_subnetworks'] == layout
+
+
+def test_facts_are_data_never_templates(sandbox, tmp_path):
+    """The facts go to Ansible's inventory without its inspection; they must still be untrusted, so that a
+    value from the API that looks like a template is never rendered (the API forbids braces in labels; the
+    sandbox's store does not, which lets this test plant one)."""
+    make_vms(sandbox, PROJECT, 'a3-highgpu-8g', 'a3high', 'us-central1-a', 1)
+    with sandbox.store.lock:
+        for _key, vm in sandbox.store.items('compute.instances'):
+            vm['labels'] = {'team': "{{ 6 * 7 }}{{ lookup('env', 'HOME') }}"}
+    (tmp_path / 'test.gce.yml').write_text('plugin: aiinfra.gpudirect.gce\n')
+    playbook = tmp_path / 'show.yml'
+    playbook.write_text('- hosts: all\n  gather_facts: false\n  tasks:\n'
+                        '    - ansible.builtin.debug:\n        msg: "team=[{{ gpudirect_labels.team }}]"\n')
+    env = dict(sandbox_environment(sandbox, PROJECT), ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED='True')
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(tmp_path / 'test.gce.yml'),
+                             str(playbook)], env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "team=[{{ 6 * 7 }}{{ lookup('env', 'HOME') }}]" in result.stdout
+    assert 'team=[42' not in result.stdout

@@ -832,11 +832,17 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             for group, names, parent, direct in plan:
                 held = group_values.get(group)
                 if held is None:
-                    # The first host of a group (by instance id) gives its values.
-                    held = group_values[group] = {name: facts[name] for name in names}
+                    # The first host of a group (by instance id) gives its values, unless an earlier
+                    # source of this plugin made the group: its hosts rely on the values it holds.
+                    earlier = inventory.groups[group].get_vars() if group in inventory.groups else {}
+                    held = group_values[group] = {}
                     inventory.add_group(group)
-                    for name, value in held.items():
-                        inventory.set_variable(group, var_prefix + name, value)
+                    for name in names:
+                        if var_prefix + name in earlier:
+                            held[name] = earlier[var_prefix + name]
+                        else:
+                            held[name] = facts[name]
+                            inventory.set_variable(group, var_prefix + name, facts[name])
                     if parent:
                         inventory.add_child(parent, group)
                 if direct:

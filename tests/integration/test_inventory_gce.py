@@ -399,3 +399,22 @@ def test_facts_are_data_never_templates(sandbox, tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "team=[{{ 6 * 7 }}{{ lookup('env', 'HOME') }}]" in result.stdout
     assert 'team=[42' not in result.stdout
+
+
+def test_two_sources_with_one_fabric_name_keep_each_hosts_facts(sandbox, tmp_path):
+    """Two sources of this plugin share group names (the fabric 'gpu' is A3 High in one project and A3 Mega in
+    the other): the second source must not change the group variables the first one's hosts rely on."""
+    make_vms(sandbox, PROJECT, 'a3-highgpu-8g', 'gpu', 'us-central1-a', 1)
+    make_vms(sandbox, OTHER, 'a3-megagpu-8g', 'gpu', 'us-east5-a', 1)
+    first, second = tmp_path / 'first.gce.yml', tmp_path / 'second.gce.yml'
+    first.write_text('plugin: aiinfra.gpudirect.gce\nprojects: [%s]\nhostnames: [fqdn]\n' % PROJECT)
+    second.write_text('plugin: aiinfra.gpudirect.gce\nprojects: [%s]\nhostnames: [fqdn]\n' % OTHER)
+    env = dict(sandbox_environment(sandbox, PROJECT), ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED='True')
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-inventory'), '-i', str(first), '-i', str(second),
+                             '--list'], env=env, capture_output=True, text=True, timeout=300, check=True)
+    hostvars = unsafe(json.loads(result.stdout)['_meta']['hostvars'])
+    high = hostvars['gpu-vm-1.us-central1-a.c.%s.internal' % PROJECT]
+    mega = hostvars['gpu-vm-1.us-east5-a.c.%s.internal' % OTHER]
+    assert high['gpudirect_data_networks'] == ['gpu-data-net-%d' % n for n in range(1, 5)]
+    assert mega['gpudirect_data_networks'] == ['gpu-data-net-%d' % n for n in range(1, 9)]
+    assert (high['gpudirect_technology'], mega['gpudirect_technology']) == ('tcpx', 'tcpxo')

@@ -329,6 +329,7 @@ def test_a_zone_that_is_down_stops_the_inventory_naming_it(sandbox, tmp_path):
     ('auth_kind: magic\n', 'auth_kind'),
     ('ansible_host: public\n', 'ansible_host'),
     ('projectz: [x]\n', 'projectz'),
+    ('vars_prefix: gpu-\n', "vars_prefix: 'gpu-' cannot start a variable name; use letters, digits and _"),
 ])
 def test_bad_configuration_fails_naming_the_option(sandbox, tmp_path, config, expected):
     result = inventory(sandbox, tmp_path, config, '--list', check=False)
@@ -406,15 +407,19 @@ def test_two_sources_with_one_fabric_name_keep_each_hosts_facts(sandbox, tmp_pat
     the other): the second source must not change the group variables the first one's hosts rely on."""
     make_vms(sandbox, PROJECT, 'a3-highgpu-8g', 'gpu', 'us-central1-a', 1)
     make_vms(sandbox, OTHER, 'a3-megagpu-8g', 'gpu', 'us-east5-a', 1)
-    first, second = tmp_path / 'first.gce.yml', tmp_path / 'second.gce.yml'
+    first, second, again = tmp_path / 'first.gce.yml', tmp_path / 'second.gce.yml', tmp_path / 'again.gce.yml'
     first.write_text('plugin: aiinfra.gpudirect.gce\nprojects: [%s]\nhostnames: [fqdn]\n' % PROJECT)
     second.write_text('plugin: aiinfra.gpudirect.gce\nprojects: [%s]\nhostnames: [fqdn]\n' % OTHER)
+    # a third source lists the first one's VM again: its host exists already, and keeps the same facts
+    again.write_text(first.read_text())
     env = dict(sandbox_environment(sandbox, PROJECT), ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED='True')
     result = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-inventory'), '-i', str(first), '-i', str(second),
-                             '--list'], env=env, capture_output=True, text=True, timeout=300, check=True)
+                             '-i', str(again), '--list'], env=env, capture_output=True, text=True, timeout=300, check=True)
     hostvars = unsafe(json.loads(result.stdout)['_meta']['hostvars'])
     high = hostvars['gpu-vm-1.us-central1-a.c.%s.internal' % PROJECT]
     mega = hostvars['gpu-vm-1.us-east5-a.c.%s.internal' % OTHER]
     assert high['gpudirect_data_networks'] == ['gpu-data-net-%d' % n for n in range(1, 5)]
     assert mega['gpudirect_data_networks'] == ['gpu-data-net-%d' % n for n in range(1, 9)]
     assert (high['gpudirect_technology'], mega['gpudirect_technology']) == ('tcpx', 'tcpxo')
+    assert high['gpudirect_labels'] == {} and high['gpudirect_data_ips'] == [
+        nic['networkIP'] for nic in sandbox.resources('compute.instances', PROJECT)[0]['networkInterfaces'][1:]]

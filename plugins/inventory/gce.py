@@ -290,6 +290,9 @@ class ConfigError(ValueError):
 # Field masks: the API's partial-response syntax (a/b paths, a(b,c) groups, * for map keys)
 
 
+MASK_PATH = re.compile(r'[A-Za-z0-9_*]+(?:/[A-Za-z0-9_*]+)*')
+
+
 def parse_mask(text):
     """'a,b/c,d(e,f/g)' -> {'a': True, 'b': {'c': True}, 'd': {'e': True, 'f': {'g': True}}}."""
     tree = {}
@@ -301,7 +304,7 @@ def parse_mask(text):
 
 def _parse_mask_list(text, position, tree):
     while position < len(text):
-        match = re.compile(r'[A-Za-z0-9_*]+(?:/[A-Za-z0-9_*]+)*').match(text, position)
+        match = MASK_PATH.match(text, position)
         if not match:
             raise ValueError('bad field mask %r at %d' % (text, position))
         node = tree
@@ -394,14 +397,6 @@ def fabric_prefix(network_name):
     return match.group(1) if match else None
 
 
-@functools.lru_cache(maxsize=256)
-def _family(machine_type):
-    try:
-        return families.get_family(machine_type)
-    except ValueError:
-        return None
-
-
 def _accelerators(instance):
     """(count, model) of GPUs attached with guestAccelerators (N1 + T4 and the like)."""
     count, model = 0, None
@@ -422,7 +417,7 @@ def host_facts(instance):
     ``data_nic_types`` are aligned lists, one entry per data NIC.
     """
     machine_type = _last(instance.get('machineType'))
-    family = _family(machine_type)
+    family = families.FAMILIES.get(machine_type)
     zone = _last(instance.get('zone'))
     nics = instance.get('networkInterfaces') or []
     if [nic.get('name') for nic in nics] != NIC_NAMES[:len(nics)]:   # the API lists them in order; make sure
@@ -606,9 +601,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def parse(self, inventory, loader, path, cache=True):
         super().parse(inventory, loader, path, cache)
-        self._read_config_data(path)
+        raw = self._read_config_data(path)
         try:
-            self._check_option_names(path)
+            self._check_option_names(raw)
             config = self._config()
         except ConfigError as exc:
             raise AnsibleParserError('%s: %s' % (path, exc)) from None
@@ -642,9 +637,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         return pages
 
     # configuration ---------------------------------------------------------------------------
-    def _check_option_names(self, path):
+    def _check_option_names(self, raw):
         """Ansible ignores unknown keys in an inventory plugin's file; a misspelt option must not pass silently."""
-        raw = self.loader.load_from_file(path, cache='all') or {}
         unknown = sorted(set(raw) - set(self._options))
         if unknown:
             close = difflib.get_close_matches(unknown[0], list(self._options), n=1)
@@ -789,13 +783,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         return name in config['zones'] or region in config['regions']
 
     # building the inventory ------------------------------------------------------------------
-    def _selected(self, config, facts, instance):
+    def _selected(self, config, facts):
         if config['zones'] or config['regions']:
             if facts['zone'] not in config['zones'] and facts['region'] not in config['regions']:
                 return False
         if config['statuses'] and facts['status'] not in config['statuses']:
             return False
-        return label_selector_matches(instance.get('labels') or {}, config['selector'])
+        return label_selector_matches(facts['labels'], config['selector'])
 
     def _populate(self, config, pages):
         instances = []
@@ -820,7 +814,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         seen, group_values, plans = {}, {}, {}
         for instance in instances:
             facts = host_facts(instance)
-            if not self._selected(config, facts, instance):
+            if not self._selected(config, facts):
                 continue
             hostname = hostname_for(facts, instance, config['hostnames'])
             if hostname in seen:

@@ -379,7 +379,7 @@ def api_filter(filters, statuses=()):
 def _last(url):
     """The last path segment of a resource URL. Cached: a fleet repeats the same network, subnet,
     zone and machine type URLs thousands of times."""
-    return str(url or '').rstrip('/').rsplit('/', 1)[-1] or None
+    return families.resource_name(url) or None
 
 
 def _project_of(instance):

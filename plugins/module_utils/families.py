@@ -268,15 +268,19 @@ def _check_platform(platform, field='platform'):
     return plat
 
 
+def resource_name(link):
+    """The last segment of a Compute API link (``.../zones/us-central1-a`` -> ``us-central1-a``); '' for none."""
+    return str(link or '').rstrip('/').rsplit('/', 1)[-1]
+
+
 def get_family(machine_type, field='machine_type'):
     """Return the :class:`Family` of ``machine_type``.
 
     Accepts a bare name (``a3-megagpu-8g``) or a Compute API URL / partial URL ending in
     ``machineTypes/NAME``. Raises ValueError naming ``field`` and the known families.
     """
-    name = str(machine_type or '').rstrip('/').rsplit('/', 1)[-1]
     try:
-        return FAMILIES[name]
+        return FAMILIES[resource_name(machine_type)]
     except KeyError:
         raise ValueError('%s: %r is not a GPUDirect machine family known to aiinfra.gpudirect; choose one of: %s'
                          % (field, machine_type, _choices(FAMILIES))) from None

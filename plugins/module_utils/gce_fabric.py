@@ -215,7 +215,7 @@ UNMANAGED_AFTER_CREATE = ('name', 'privateIpGoogleAccess')
 
 def _comparable(field, value):
     if field == 'network' and isinstance(value, str):
-        return value.rstrip('/').rsplit('/', 1)[-1]
+        return families.resource_name(value)
     if field == 'allowed':
         return sorted((item.get('IPProtocol'), tuple(item.get('ports', ()))) for item in value or [])
     if field == 'sourceRanges':

@@ -81,10 +81,6 @@ def fabric_interfaces(prefix, family):
     return pairs
 
 
-def _last(value):
-    return str(value or '').rstrip('/').rsplit('/', 1)[-1]
-
-
 def check_interfaces(family, pairs):
     """The catalog's NIC rule: 1 management + N data NICs, each on its own VPC network."""
     expected = family.management_nic_count + family.data_nic_count
@@ -92,7 +88,7 @@ def check_interfaces(family, pairs):
         raise SpecError('network_interfaces: %s needs %d NICs (%d management + %d data, %s), %d given; use fabric_prefix or list %d'
                         % (family.machine_type, expected, family.management_nic_count, family.data_nic_count,
                            family.technology, len(pairs), expected))
-    networks = [_last(network) for network, _subnet in pairs]
+    networks = [families.resource_name(network) for network, _subnet in pairs]
     duplicated = sorted({name for name in networks if networks.count(name) > 1})
     if duplicated:
         raise SpecError('network_interfaces: network %s carries more than one NIC; each NIC of a VM needs its own VPC network'
@@ -231,9 +227,9 @@ IN_PLACE = {'labels': 'setLabels', 'metadata': 'setMetadata', 'tags': 'setTags'}
 def comparable(field, value):
     """A field of a body or of an API resource reduced to what decides equality."""
     if field == 'machineType':
-        return _last(value)
+        return families.resource_name(value)
     if field == 'networkInterfaces':
-        return [(_last(nic.get('network')), _last(nic.get('subnetwork')), nic.get('nicType') or 'VIRTIO_NET',
+        return [(families.resource_name(nic.get('network')), families.resource_name(nic.get('subnetwork')), nic.get('nicType') or 'VIRTIO_NET',
                  bool(nic.get('accessConfigs'))) for nic in value or []]
     if field == 'scheduling':
         value = dict(value or {})
@@ -243,7 +239,7 @@ def comparable(field, value):
         return {key: value.get(key) for key in keep if value.get(key) is not None}
     if field == 'reservationAffinity':
         value = dict(value or {})
-        return (value.get('consumeReservationType', 'ANY_RESERVATION'), tuple(_last(v) for v in value.get('values', [])))
+        return (value.get('consumeReservationType', 'ANY_RESERVATION'), tuple(families.resource_name(v) for v in value.get('values', [])))
     if field == 'metadata':
         return sorted((item['key'], item.get('value')) for item in (value or {}).get('items', []))
     if field == 'tags':
@@ -253,7 +249,7 @@ def comparable(field, value):
     if field == 'serviceAccounts':
         return [(account.get('email'), sorted(account.get('scopes', []))) for account in value or []]
     if field == 'resourcePolicies':
-        return sorted(_last(policy) for policy in value or [])
+        return sorted(families.resource_name(policy) for policy in value or [])
     if field == 'disks':
         boot = [disk for disk in value or [] if disk.get('boot')]
         return len(boot)
@@ -291,14 +287,14 @@ def instance_summary(instance):
     scheduling = instance.get('scheduling', {})
     return {
         'name': instance['name'],
-        'zone': _last(instance.get('zone')),
+        'zone': families.resource_name(instance.get('zone')),
         'status': instance.get('status'),
-        'machine_type': _last(instance.get('machineType')),
+        'machine_type': families.resource_name(instance.get('machineType')),
         'provisioning_model': scheduling.get('provisioningModel', 'STANDARD'),
         'management_ip': nics[0].get('networkIP') if nics else None,
         'external_ip': external[0] if external else None,
         'data_ips': [nic.get('networkIP') for nic in nics[1:]],
-        'networks': [_last(nic.get('network')) for nic in nics],
+        'networks': [families.resource_name(nic.get('network')) for nic in nics],
         'nic_types': [nic.get('nicType', 'VIRTIO_NET') for nic in nics],
         'self_link': instance.get('selfLink'),
     }
@@ -310,6 +306,6 @@ def planned_summary(spec, name):
     return {
         'name': name, 'zone': None, 'status': 'ABSENT', 'machine_type': spec.family.machine_type,
         'provisioning_model': spec.provisioning_model, 'management_ip': None, 'external_ip': None, 'data_ips': [],
-        'networks': [_last(nic['network']) for nic in body['networkInterfaces']],
+        'networks': [families.resource_name(nic['network']) for nic in body['networkInterfaces']],
         'nic_types': [nic['nicType'] for nic in body['networkInterfaces']], 'self_link': None,
     }

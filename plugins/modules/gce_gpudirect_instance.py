@@ -298,6 +298,7 @@ actions:
 import threading
 import time
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import GcpError, RetryPolicy
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp_module import GpuDirectModule
@@ -343,7 +344,7 @@ def build(params, project):
     """The VM names and their shared spec, from the module options; SpecError on bad input."""
     names = gce_instance.instance_names(params['names'], params['count'], params['name_pattern'], params['fabric_prefix'])
     try:
-        family = gce_instance.families.get_family(params['machine_type'])
+        family = families.get_family(params['machine_type'])
     except ValueError as exc:
         raise gce_instance.SpecError(str(exc)) from None
     if params['fabric_prefix']:
@@ -417,7 +418,7 @@ class GroupRunner:
         raise last_error
 
     def run_on(self, instance, verb):
-        zone = gce_instance._last(instance['zone'])
+        zone = families.resource_name(instance['zone'])
         path = 'zones/%s/instances/%s' % (zone, instance['name'])
         started = time.monotonic()
         if verb == 'delete':
@@ -428,7 +429,7 @@ class GroupRunner:
         self.event('%s: %s in %s after %.1fs' % (instance['name'], done, zone, time.monotonic() - started))
 
     def update(self, instance, fields, body):
-        zone = gce_instance._last(instance['zone'])
+        zone = families.resource_name(instance['zone'])
         path = 'zones/%s/instances/%s' % (zone, instance['name'])
         for field in fields:
             if field == 'labels':
@@ -486,7 +487,7 @@ def check_references(module, spec, params):
     fabric in an earlier task without creating it.
     """
     compute = module.compute
-    networks = {gce_instance._last(nic['network']) for nic in spec.template['networkInterfaces']}
+    networks = {families.resource_name(nic['network']) for nic in spec.template['networkInterfaces']}
     existing = {item['name'] for item in compute.list('global/networks', 'list networks')}
     missing = sorted(networks - existing)
     if missing:
@@ -528,7 +529,7 @@ def main():
             updates, replace, refused = {}, [], []
             for name in names:
                 if name in current:
-                    in_place, fixed = gce_instance.differences(spec.body(name, gce_instance._last(current[name]['zone'])), current[name])
+                    in_place, fixed = gce_instance.differences(spec.body(name, families.resource_name(current[name]['zone'])), current[name])
                     if fixed:
                         (replace if params['recreate'] else refused).append((name, fixed))
                     elif in_place:

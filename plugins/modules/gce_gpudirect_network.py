@@ -184,6 +184,7 @@ actions:
   sample: ["create network 'a3high-mgmt-net'", "update firewall 'a3high-mgmt-internal' (sourceRanges)"]
 """
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gce_fabric
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp_module import GpuDirectModule
@@ -296,9 +297,9 @@ def instances_using(compute, plan):
     ours = set(plan.network_names)
     users = []
     for scope, instance in compute.aggregated_list('instances', action='list instances'):
-        networks = {nic.get('network', '').rstrip('/').rsplit('/', 1)[-1] for nic in instance.get('networkInterfaces', [])}
+        networks = {families.resource_name(nic.get('network')) for nic in instance.get('networkInterfaces', [])}
         if networks & ours:
-            users.append('%s (%s)' % (instance['name'], scope.rsplit('/', 1)[-1]))
+            users.append('%s (%s)' % (instance['name'], families.resource_name(scope)))
     return users
 
 

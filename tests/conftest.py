@@ -1,7 +1,6 @@
 """Shared pytest fixtures: the Compute/Kubernetes Engine API sandbox, and the real gcloud CLI pointed at it.
 
 - ``sandbox``: a started ``sandbox.Sandbox`` with fresh state for each test (see tests/sandbox/__init__.py).
-- ``sandbox_session``: one sandbox for a whole test session (call ``reset()`` if a test needs it clean).
 - ``gcloud``: ``gcloud(*args, check=False, timeout=120) -> subprocess.CompletedProcess`` running the real
   Cloud SDK with its own temporary configuration aimed at the ``sandbox`` fixture (no credentials,
   core/project ``sandbox-project``, endpoint overrides for compute, container and serviceusage);
@@ -28,15 +27,6 @@ GCLOUD_PROJECT = 'sandbox-project'
 
 @pytest.fixture
 def sandbox():
-    instance = Sandbox(latency=0.0, seed=0, project=GCLOUD_PROJECT).start()
-    try:
-        yield instance
-    finally:
-        instance.stop()
-
-
-@pytest.fixture(scope='session')
-def sandbox_session():
     instance = Sandbox(latency=0.0, seed=0, project=GCLOUD_PROJECT).start()
     try:
         yield instance

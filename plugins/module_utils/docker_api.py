@@ -11,7 +11,6 @@ from __future__ import annotations
 # a log line, running a container to completion). Works against Docker and podman's
 # Docker-compatible service (API 1.41).
 
-import hashlib
 import http.client
 import json
 import os
@@ -175,13 +174,6 @@ class DockerClient:
     def start_container(self, container_id):
         self._request('POST', '/containers/%s/start' % container_id)
 
-    def stop_container(self, container_id, timeout=10):
-        try:
-            self._request('POST', '/containers/%s/stop' % container_id, {'t': timeout}, timeout=timeout + 30)
-        except NotFound:
-            return False
-        return True
-
     def remove_container(self, container_id, force=True):
         try:
             self._request('DELETE', '/containers/%s' % container_id, {'force': 'true' if force else 'false', 'v': 'true'})
@@ -284,10 +276,6 @@ def container_summary(spec, image):
         'user': spec.user,
         'userns_host': spec.userns_host,
     }
-
-
-def summary_digest(summary):
-    return hashlib.sha256(json.dumps(summary, sort_keys=True).encode('utf-8')).hexdigest()
 
 
 def create_body(spec, image, managed_by):

@@ -365,10 +365,6 @@ class ContainerSpec:
     detach: bool = False
     auto_remove: bool = True
 
-    @property
-    def env_dict(self):
-        return dict(self.env)
-
 
 @dataclass(frozen=True)
 class HostStack:

@@ -250,9 +250,6 @@ def comparable(field, value):
         return [(account.get('email'), sorted(account.get('scopes', []))) for account in value or []]
     if field == 'resourcePolicies':
         return sorted(families.resource_name(policy) for policy in value or [])
-    if field == 'disks':
-        boot = [disk for disk in value or [] if disk.get('boot')]
-        return len(boot)
     return value
 
 

@@ -43,17 +43,6 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
 # Facts about nccl-tests and NCCL (references.md "nccl-tests output")
 # ---------------------------------------------------------------------------------------------
 
-BUSBW_FACTORS = {
-    'all_gather': lambda n: (n - 1.0) / n,
-    'reduce_scatter': lambda n: (n - 1.0) / n,
-    'alltoall': lambda n: (n - 1.0) / n,
-    'all_reduce': lambda n: 2.0 * (n - 1.0) / n,
-    'broadcast': lambda n: 1.0,
-    'reduce': lambda n: 1.0,
-    'sendrecv': lambda n: 1.0,
-}
-# busbw = algbw x factor(ranks). Used to derive the rank count from a table that does not print it.
-
 _COLLECTIVE_ALIASES = {
     'allgather': 'all_gather', 'allreduce': 'all_reduce', 'reducescatter': 'reduce_scatter',
     'all_to_all': 'alltoall', 'send_recv': 'sendrecv',
@@ -62,9 +51,6 @@ _COLLECTIVE_ALIASES = {
 # NCCL's own TCP transport: the traffic is not on GPUDirect.
 SOCKET_NETWORK = 'Socket'
 
-CRITERIA = ('results', 'complete', 'wrong_values', 'out_of_bounds', 'average_consistent', 'nccl_tests_min_bw',
-            'avg_busbw', 'large_message_busbw', 'gpudirect', 'baseline')
-# One JUnit test case per collective and criterion, in this order.
 
 PASSED, FAILED, SKIPPED = 'passed', 'failed', 'skipped'
 

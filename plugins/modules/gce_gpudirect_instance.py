@@ -464,7 +464,7 @@ def wait_for_status(compute, names, status, timeout):
         compute.transport.sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
 
 
-def ensure_placement_policy(compute, spec, params, check_mode, actions):
+def ensure_placement_policy(compute, params, check_mode, actions):
     name = params['placement_policy']
     if not name:
         return
@@ -541,7 +541,7 @@ def main():
             to_create = missing + [name for name, _fields in replace]
             if to_create:
                 check_references(module, spec, params)
-                ensure_placement_policy(compute, spec, params, module.check_mode, actions)
+                ensure_placement_policy(compute, params, module.check_mode, actions)
             actions.extend("replace instance '%s' (%s)" % (name, ', '.join(fields)) for name, fields in replace)
             actions.extend("create instance '%s' in %s" % (name, params['zone']) for name in missing)
             actions.extend("set %s of instance '%s'" % (', '.join(fields), name) for name, fields in updates.items())

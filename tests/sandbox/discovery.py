@@ -59,7 +59,6 @@ class Route:
         self.method_id = method['id']
         self.request_ref = (method.get('request') or {}).get('$ref')
         template = document['servicePath'] + method.get('flatPath', method['path'])
-        self.template = template
         pattern = _PARAM.sub(self._group, re.escape(template))
         self.regex = re.compile('^' + pattern + '$')
         literal = _PARAM.sub('', re.escape(template))
@@ -72,12 +71,6 @@ class Route:
         if match.group(1):
             return '(?P<%s>.+)' % match.group(2)
         return '(?P<%s>[^/:]+)' % match.group(2)
-
-    def match(self, http_method, path):
-        if http_method != self.http_method:
-            return None
-        found = self.regex.match(path)
-        return found.groupdict() if found else None
 
 
 def _walk_methods(resource):

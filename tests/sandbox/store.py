@@ -114,8 +114,6 @@ class Store:
             self.delete(collection, key)
             for hook in effect.get('then', []):
                 self.apply(hook)
-        elif effect['action'] == 'put':
-            self.put(collection, key, copy.deepcopy(effect['resource']))
         elif effect['action'] == 'remove_link':
             resource = self.get(collection, key)
             if resource is not None and effect['link'] in resource.get(effect['field'], []):

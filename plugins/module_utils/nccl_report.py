@@ -187,11 +187,11 @@ def render(report):
     }
 
 
-def write(dest, report, plot=True):
-    """Write the report directory; returns the paths written."""
+def write(dest, report, files, plot=True):
+    """Write the report directory: ``files`` (what render(report) gave) and the plot; returns the paths written."""
     os.makedirs(dest, exist_ok=True)
     written = []
-    for name, content in render(report).items():
+    for name, content in files.items():
         path = os.path.join(dest, name)
         with open(path, 'w', encoding='utf-8') as handle:
             handle.write(content)

@@ -120,11 +120,13 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl_report
 
-try:
-    import matplotlib  # noqa: F401  pylint: disable=unused-import
-    HAS_MATPLOTLIB, MATPLOTLIB_ERROR = True, None
-except ImportError:
-    HAS_MATPLOTLIB, MATPLOTLIB_ERROR = False, traceback.format_exc()
+def previous_text(path):
+    """What the report file held before this run ('' when there was none)."""
+    try:
+        with open(path, encoding='utf-8') as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ''
 
 
 def load_baseline(module, path):
@@ -178,29 +180,31 @@ def main():
     if 'collectives' not in params['parsed']:
         module.fail_json(msg='parsed: not parsed NCCL results (no "collectives"); pass what '
                              'aiinfra.gpudirect.nccl_test returned, e.g. "{{ nccl.parsed }}"')
-    if params['plot'] and not HAS_MATPLOTLIB:
-        module.fail_json(msg=missing_required_lib('matplotlib', reason='to draw busbw.png (or set plot: false)'),
-                         exception=MATPLOTLIB_ERROR)
+    if params['plot']:
+        # Imported only to check it is there (a fifth of a second); plot_png draws with it.
+        try:
+            import matplotlib  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
+        except ImportError:
+            module.fail_json(msg=missing_required_lib('matplotlib', reason='to draw busbw.png (or set plot: false)'),
+                             exception=traceback.format_exc())
     baseline = load_baseline(module, params['baseline']) if params['baseline'] else None
     verdict = final_verdict(module, params['parsed'], baseline)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
     report = nccl_report.build_report(params['parsed'], verdict, source=params['source'], generated_at=stamp,
                                       baseline_path=params['baseline'])
+    rendered = nccl_report.render(report)
     report_path = os.path.join(params['dest'], 'report.json')
-    before = ''
-    if os.path.exists(report_path):
-        with open(report_path, encoding='utf-8') as handle:
-            before = handle.read()
-    after = nccl_report.render(report)['report.json']
+    before = previous_text(report_path) if module._diff else None   # read before this run writes it
     files = []
     if not module.check_mode:
         try:
-            files = nccl_report.write(params['dest'], report, plot=params['plot'])
+            files = nccl_report.write(params['dest'], report, rendered, plot=params['plot'])
         except OSError as exc:
             module.fail_json(msg='dest: cannot write the report in %s (%s)' % (params['dest'], exc))
     result = dict(changed=True, verdict=verdict, report=report, files=files)
     if module._diff:
-        result['diff'] = {'before': before, 'after': after, 'before_header': report_path, 'after_header': report_path}
+        result['diff'] = {'before': before, 'after': rendered['report.json'],
+                          'before_header': report_path, 'after_header': report_path}
     module.exit_json(**result)
 
 

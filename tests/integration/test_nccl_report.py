@@ -95,6 +95,17 @@ def test_baseline_regression_and_check_mode(tmp_path):
     assert json.loads(result['diff']['after'])['baseline']['regressions'][0]['metric'] == 'avg_busbw'
 
 
+def test_diff_shows_the_report_as_it_was_before_this_run(tmp_path):
+    first = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'family': 'a3-highgpu-8g', 'dest': str(tmp_path),
+                           'plot': False})
+    assert first['verdict']['verdict'] == 'PASS'
+    old = (tmp_path / 'report.json').read_text()
+    second = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'family': 'a3-megagpu-8g', 'dest': str(tmp_path),
+                            'plot': False}, diff=True)
+    assert second['diff']['before'] == old and second['diff']['after'] == (tmp_path / 'report.json').read_text() != old
+    assert json.loads(second['diff']['after'])['verdict'] == 'FAIL'
+
+
 def test_bad_baseline_names_the_field(tmp_path):
     (tmp_path / 'x.json').write_text('{"schema": "other"}')
     result = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'dest': str(tmp_path),

@@ -88,6 +88,11 @@ class FabricPlan:
     def network_names(self):
         return [chain.network.name for chain in self.chains]
 
+    @property
+    def resources(self):
+        """Every resource of the plan, chain by chain (network, subnet, rules)."""
+        return [resource for chain in self.chains for resource in chain.resources]
+
     def summary(self):
         return {'family': self.family.machine_type, 'technology': self.family.technology, 'prefix': self.prefix,
                 'region': self.region, 'mtu': self.mtu, 'management_cidr': self.management_cidr,

@@ -207,7 +207,7 @@ ARGUMENT_SPEC = {
 
 def read_current(compute, plan):
     """Every existing resource of the plan, keyed by (kind, name): one list call per collection."""
-    wanted = {(resource.kind, resource.name) for chain in plan.chains for resource in chain.resources}
+    wanted = {(resource.kind, resource.name) for resource in plan.resources}
     name_filter = {'filter': 'name eq "%s-.*"' % plan.prefix}
     current = {}
     for kind, path in (('network', 'global/networks'), ('subnetwork', 'regions/%s/subnetworks' % plan.region),
@@ -221,17 +221,16 @@ def read_current(compute, plan):
 def plan_changes(plan, current):
     """The action for every planned resource: ('create', None), ('patch', fields) or None; immutable differences fail."""
     actions, immutable = {}, []
-    for chain in plan.chains:
-        for resource in chain.resources:
-            existing = current.get((resource.kind, resource.name))
-            if existing is None:
-                actions[resource.name] = ('create', resource.body)
-                continue
-            patch, fixed = gce_fabric.differences(resource, existing)
-            if fixed:
-                immutable.append('%s (%s)' % (resource.describe(), ', '.join(fixed)))
-            if patch:
-                actions[resource.name] = ('patch', patch)
+    for resource in plan.resources:
+        existing = current.get((resource.kind, resource.name))
+        if existing is None:
+            actions[resource.name] = ('create', resource.body)
+            continue
+        patch, fixed = gce_fabric.differences(resource, existing)
+        if fixed:
+            immutable.append('%s (%s)' % (resource.describe(), ', '.join(fixed)))
+        if patch:
+            actions[resource.name] = ('patch', patch)
     if immutable:
         raise gce_fabric.PlanError('these resources exist with settings that cannot be changed in place: %s; delete them '
                                    '(state: absent) or choose another prefix' % '; '.join(immutable))
@@ -305,7 +304,7 @@ def instances_using(compute, plan):
 
 def remove(compute, plan, current, timeout, check_mode):
     """Delete what exists of the plan: rules and subnets first, then the networks."""
-    present = [resource for chain in plan.chains for resource in chain.resources if (resource.kind, resource.name) in current]
+    present = [resource for resource in plan.resources if (resource.kind, resource.name) in current]
     actions = ['delete %s' % resource.describe() for resource in present]
     if not present or check_mode:
         return actions
@@ -349,7 +348,7 @@ def main():
             after = {}
         else:
             actions = plan_changes(plan, current)
-            resources = [resource for chain in plan.chains for resource in chain.resources]
+            resources = plan.resources
             result['actions'] = [describe_action(resource, actions[resource.name]) for resource in resources if resource.name in actions]
             after = {resource.name: gce_fabric.view(dict(before.get(resource.name) or {}, **resource.body)) for resource in resources}
             runner = FabricRunner(module.compute, plan, current, actions, params['timeout'])

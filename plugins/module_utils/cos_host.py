@@ -76,3 +76,16 @@ def argv(command):
 
 def argv_text(command):
     return ' '.join(shlex.quote(word) for word in argv(command))
+
+
+def device_fixes(technology, paths):
+    """Each device path with the host step that creates it (catalog facts)."""
+    stack = families.host_stack(technology)
+    fixes = []
+    for path in paths:
+        if path == families.DMABUF_DEVICE and stack.modprobe_commands:
+            fix = ' && '.join(argv_text(c) for c in stack.modprobe_commands)
+        else:
+            fix = argv_text(families.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
+        fixes.append({'path': path, 'fix': fix})
+    return fixes

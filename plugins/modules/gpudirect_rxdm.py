@@ -287,19 +287,6 @@ def argument_spec():
 # -- validate --------------------------------------------------------------------------------------
 
 
-def device_fixes(technology, paths):
-    """Each device path with the host step that creates it (catalog facts)."""
-    stack = families.host_stack(technology)
-    fixes = []
-    for path in paths:
-        if path == families.DMABUF_DEVICE and stack.modprobe_commands:
-            fix = ' && '.join(cos_host.argv_text(c) for c in stack.modprobe_commands)
-        else:
-            fix = cos_host.argv_text(families.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
-        fixes.append({'path': path, 'fix': fix})
-    return fixes
-
-
 def host_facts(technology, family):
     stack = families.host_stack(technology)
     driver = [a.replace('--version=latest', '--version={version}') for a in cos_host.argv(families.GPU_DRIVER_INSTALL_COMMAND)]
@@ -312,7 +299,7 @@ def host_facts(technology, family):
         'data_source_ranges': [families.GCE_NETWORK['data_subnet_range'].format(n=n)
                                for n in range(1, family.data_nic_count + 1)],
         'kernel_modules': list(stack.kernel_modules),
-        'devices': device_fixes(technology, stack.rxdm.devices),
+        'devices': cos_host.device_fixes(technology, stack.rxdm.devices),
         'gpu_driver_install_argv': driver,
         'nvidia_dir': families.NVIDIA_DIR,
         'nvidia_remount_argvs': [cos_host.argv(c) for c in families.NVIDIA_REMOUNT_COMMANDS],
@@ -402,7 +389,7 @@ def run(module, client):
 
     missing = docker_api.missing_devices(stack.rxdm.devices)
     if missing:
-        result['missing_devices'] = device_fixes(technology, missing)
+        result['missing_devices'] = cos_host.device_fixes(technology, missing)
         message = 'RxDM needs device nodes this host lacks: ' + '; '.join(
             '%s (fix: %s)' % (d['path'], d['fix']) for d in result['missing_devices'])
         if not module.check_mode:

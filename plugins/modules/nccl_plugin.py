@@ -333,7 +333,7 @@ def run_installer(module, client, stack, image, image_id, technology):
     missing = docker_api.missing_devices(stack.plugin_installer.devices)
     if missing:
         raise ValueError('the plugin installer needs device nodes this host lacks: %s; nothing was run'
-                         % '; '.join('%s (fix: %s)' % (p, fix_for(technology, p)) for p in missing))
+                         % '; '.join('%(path)s (fix: %(fix)s)' % item for item in cos_host.device_fixes(technology, missing)))
     body = docker_api.create_body(stack.plugin_installer, image, MANAGED_BY)
     try:
         code, logs = docker_api.run_to_completion(client, INSTALLER_NAME, body, params['install_timeout'])
@@ -350,13 +350,6 @@ def run_installer(module, client, stack, image, image_id, technology):
                          % (image, stack.plugin_lib_dir, ', '.join(missing_libs), tail))
     write_file(os.path.join(stack.plugin_dir, STAMP_FILE), json.dumps({'image': image, 'image_id': image_id}) + '\n')
     return tail
-
-
-def fix_for(technology, path):
-    stack = families.host_stack(technology)
-    if path == families.DMABUF_DEVICE and stack.modprobe_commands:
-        return ' && '.join(' '.join(cos_host.argv(c)) for c in stack.modprobe_commands)
-    return ' '.join(cos_host.argv(families.GPU_DRIVER_INSTALL_COMMAND))
 
 
 def remount_exec(module, stack):

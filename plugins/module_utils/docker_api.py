@@ -365,10 +365,8 @@ def log_tail(client, container_id, lines):
         return '(logs unavailable: %s)' % exc
 
 
-def find_log_line(client, container_id, needle):
-    """(line, seconds from container start to that line) or (None, None); uses the engine's timestamps."""
-    container = client.inspect_container(container_id) or {}
-    started = parse_timestamp((container.get('State') or {}).get('StartedAt'))
+def find_log_line(client, container_id, needle, started):
+    """(line, seconds from ``started`` to that line) or (None, None); uses the engine's timestamps."""
     for raw in client.container_logs(container_id, timestamps=True).splitlines():
         stamp, line = (raw.split(' ', 1) + [''])[:2]
         if needle in line:
@@ -383,10 +381,12 @@ def wait_for_log_line(client, container_id, needle, timeout, tail_lines=20, inte
     WaitTimeout after ``timeout`` seconds, both with the last ``tail_lines`` log lines."""
     deadline = clock() + timeout
     while True:
-        line, seconds = find_log_line(client, container_id, needle)
+        # One inspect per poll, before the logs are read: a container that logs the line and then
+        # exits is still seen to have logged it.
+        state = (client.inspect_container(container_id) or {}).get('State') or {}
+        line, seconds = find_log_line(client, container_id, needle, parse_timestamp(state.get('StartedAt')))
         if line is not None:
             return line, seconds
-        state = (client.inspect_container(container_id) or {}).get('State') or {}
         if not state.get('Running'):
             code = state.get('ExitCode')
             raise ContainerExited('container %s exited (code %s) before it logged %r'

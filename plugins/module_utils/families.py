@@ -169,7 +169,6 @@ class Family:
     data_nic_type: str
     data_interface_names: Tuple[str, ...]
     mtu: int
-    reservation_bound_allowed: Optional[bool]
     provisioning_models: Optional[Tuple[str, ...]]
     image_family: Optional[str]
     image_project: Optional[str]
@@ -184,6 +183,11 @@ class Family:
     gpu_fabric_bandwidth_gbps: Optional[int] = None
     local_ssd_count: Optional[int] = None
     management_nic_type: str = GVNIC
+
+    @property
+    def reservation_bound_allowed(self):
+        """Whether the family takes the RESERVATION_BOUND model (None when no source lists its models)."""
+        return None if self.provisioning_models is None else RESERVATION_BOUND in self.provisioning_models
 
     @property
     def nic_count(self):
@@ -204,7 +208,7 @@ _A3_GCE = dict(
 )
 _RDMA_GKE = dict(
     platforms=(GKE,), vcpus=None, memory_gb=None, management_nic_count=2, data_nic_count=8,
-    data_nic_type=MRDMA, data_interface_names=(), mtu=8896, reservation_bound_allowed=None,
+    data_nic_type=MRDMA, data_interface_names=(), mtu=8896,
     provisioning_models=None, image_family=None, image_project=None, metadata=None, scopes=None,
     gpu_fabric_bandwidth_gbps=3200,
 )
@@ -216,14 +220,14 @@ FAMILIES = MappingProxyType({
     # "Supercomputadoras" (up to 8 secondary NICs of 200 Gbps).
     'a3-megagpu-8g': Family(
         machine_type='a3-megagpu-8g', series='A3 Mega', technology=TCPXO, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-mega-80gb',
-        data_nic_count=8, data_interface_names=_eths(8), reservation_bound_allowed=True,
+        data_nic_count=8, data_interface_names=_eths(8),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND),
         nccl_min_avg_busbw_gbps=30.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
     # seed 000 "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）" (1 + 4 gVNICs, driver
     # 1.4.0rc3+); seed 003 node pool (--accelerator=type=nvidia-h100-80gb).
     'a3-highgpu-8g': Family(
         machine_type='a3-highgpu-8g', series='A3 High', technology=TCPX, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-80gb',
-        data_nic_count=4, data_interface_names=_eths(4), reservation_bound_allowed=True,
+        data_nic_count=4, data_interface_names=_eths(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
     # Same section of seed 000; its 予約で制限 tab: "予約型プロビジョニングモデルでは、a3-edgegpu-8g マシン
@@ -231,7 +235,7 @@ FAMILIES = MappingProxyType({
     # Threshold: same TCPX stack and NICs as A3 High, so A3 High's 25 GB/s (derived, see design brief).
     'a3-edgegpu-8g': Family(
         machine_type='a3-edgegpu-8g', series='A3 Edge', technology=TCPX, gke_accelerator=None,
-        data_nic_count=4, data_interface_names=_eths(4), reservation_bound_allowed=False,
+        data_nic_count=4, data_interface_names=_eths(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START), min_gvnic_driver='1.4.0rc3',
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE + ' (A3 High value; same TCPX stack)',
         platforms=(GCE,), **_A3_GCE),

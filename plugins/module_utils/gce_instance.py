@@ -83,7 +83,7 @@ def fabric_interfaces(prefix, family):
 
 def check_interfaces(family, pairs):
     """The catalog's NIC rule: 1 management + N data NICs, each on its own VPC network."""
-    expected = family.management_nic_count + family.data_nic_count
+    expected = family.nic_count
     if len(pairs) != expected:
         raise SpecError('network_interfaces: %s needs %d NICs (%d management + %d data, %s), %d given; use fabric_prefix or list %d'
                         % (family.machine_type, expected, family.management_nic_count, family.data_nic_count,

@@ -441,28 +441,27 @@ class ComputeClient(_ApiClient):
             params.setdefault('requestId', str(uuid.uuid4()))
         return self.transport.request(method, self.url(path), action, params=params or None, body=body)
 
-    def list(self, path, action=None, params=None):
-        """Every item of a list call, following nextPageToken."""
+    def pages(self, path, action, params=None):
+        """The raw pages of a list call, following nextPageToken."""
         params = dict(params or {})
         while True:
-            page = self.transport.request('GET', self.url(path), action or 'list %s' % path, params=params)
-            yield from page.get('items', [])
-            if not page.get('nextPageToken'):
-                return
-            params['pageToken'] = page['nextPageToken']
-
-    def aggregated_pages(self, collection, action=None, params=None):
-        """The raw pages of an aggregatedList call, following nextPageToken (for callers that keep
-        pages, such as the inventory's cache, or read ``unreachables``)."""
-        params = dict(params or {})
-        params.setdefault('returnPartialSuccess', 'true')
-        path = 'aggregated/%s' % collection
-        while True:
-            page = self.transport.request('GET', self.url(path), action or 'list %s in every scope' % collection, params=params)
+            page = self.transport.request('GET', self.url(path), action, params=params)
             yield page
             if not page.get('nextPageToken'):
                 return
             params['pageToken'] = page['nextPageToken']
+
+    def list(self, path, action=None, params=None):
+        """Every item of a list call, following nextPageToken."""
+        for page in self.pages(path, action or 'list %s' % path, params):
+            yield from page.get('items', [])
+
+    def aggregated_pages(self, collection, action=None, params=None):
+        """The raw pages of an aggregatedList call (for callers that keep pages, such as the
+        inventory's cache, or read ``unreachables``)."""
+        params = dict(params or {})
+        params.setdefault('returnPartialSuccess', 'true')
+        return self.pages('aggregated/%s' % collection, action or 'list %s in every scope' % collection, params)
 
     def aggregated_list(self, collection, action=None, params=None):
         """(scope, item) pairs of an aggregatedList call, e.g. ('zones/us-central1-a', instance)."""

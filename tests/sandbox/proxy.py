@@ -33,7 +33,7 @@ import ssl
 import tempfile
 import threading
 
-from .server import _RequestHandler
+from .server import _RequestHandler, serve_in_thread, shut_down
 
 SERVED_HOSTS = ('compute.googleapis.com', 'www.googleapis.com')
 
@@ -163,19 +163,12 @@ class ConnectProxy:
         self._server = _ProxyServer((self.host, self.requested_port), _ProxyHandler)
         self._server.proxy = self
         self.sandbox_server = _SandboxView(self.sandbox, (self.hosts[0], 443))
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={'poll_interval': 0.05},
-                                        name='sandbox-https-proxy', daemon=True)
-        self._thread.start()
+        self._thread = serve_in_thread(self._server, 'sandbox-https-proxy', poll_interval=0.05)
         return self
 
     def stop(self):
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        shut_down(self._server, self._thread)
+        self._server = self._thread = None
         if self._directory:
             shutil.rmtree(self._directory, ignore_errors=True)
             self._directory = None

@@ -36,6 +36,22 @@ RESET = object()  # dispatch result: drop the connection without answering
 _MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 
 
+def serve_in_thread(server, name, poll_interval):
+    """Run ``server.serve_forever`` in a daemon thread; returns the thread."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={'poll_interval': poll_interval}, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def shut_down(server, thread):
+    """Stop and close a server that serve_in_thread runs, and wait for its thread (either may be None)."""
+    if server is not None:
+        server.shutdown()
+        server.server_close()
+    if thread is not None:
+        thread.join(timeout=5)
+
+
 class Sandbox:
     """A local Compute Engine + Kubernetes Engine API.  See the package docstring for the interface."""
 
@@ -59,28 +75,19 @@ class Sandbox:
     def start(self):
         """Bind (port 0 picks a free one) and serve in a background thread; returns self."""
         self._stopping.clear()
-        self._server = _Server((self.host, self.requested_port), _RequestHandler)
-        self._server.sandbox = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={'poll_interval': 0.02},
-                                        name='sandbox-http', daemon=True)
-        self._thread.start()
+        self._thread = serve_in_thread(self.bind(), 'sandbox-http', poll_interval=0.02)
         return self
 
-    def serve_forever(self):
-        """Bind and serve in the calling thread (for ``tests/sandbox/run``)."""
+    def bind(self):
+        """Bind and return the server, for the caller to serve (``tests/sandbox/run`` in its own thread)."""
         self._server = _Server((self.host, self.requested_port), _RequestHandler)
         self._server.sandbox = self
         return self._server
 
     def stop(self):
         self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        shut_down(self._server, self._thread)
+        self._server = self._thread = None
 
     def __enter__(self):
         return self.start()

@@ -720,22 +720,19 @@ def thresholds_for(family=None, overrides=None):
     return table
 
 
-def expected_networks(family=None, technology=None):
-    """NCCL network names that prove GPUDirect is in use for ``family`` (or ``technology``); () if unknown."""
-    if technology:
-        return families.NCCL_NETWORKS.get(families._check_technology(technology, field='technology'), ())
-    if family:
-        return families.NCCL_NETWORKS.get(families.get_family(family, field='family').technology, ())
-    return ()
-
-
 def _check(coll, criterion, status, message, value=None, threshold=None):
     return {'collective': coll, 'criterion': criterion, 'status': status, 'message': message,
             'value': value, 'threshold': threshold}
 
 
-def _label(coll, index):
+def collective_label(coll, index):
+    """The name a collective is reported under: its own, or collective-N (1-based) when the output gave none."""
     return coll['name'] or 'collective-%d' % index
+
+
+def collective_limits(limits, coll):
+    """The thresholds of one collective: those for every collective ('*') with its own on top."""
+    return dict(limits.get('*', {}), **limits.get(coll['name'] or '', {}))
 
 
 def _fmt(value):
@@ -865,7 +862,7 @@ def evaluate(results, family=None, thresholds=None, technology=None, require_net
         technology = families.get_family(family, field='family').technology
     elif technology:
         technology = families._check_technology(technology, field='technology')
-    expected = expected_networks(technology=technology) if technology else ()
+    expected = families.NCCL_NETWORKS.get(technology, ())
     checks, verdicts = [], {}
     collectives = results.get('collectives') or []
     if not collectives:
@@ -875,9 +872,9 @@ def evaluate(results, family=None, thresholds=None, technology=None, require_net
         checks.append(_check('nccl-tests', 'results', FAILED, message))
     regressions = compare_with_baseline(results, baseline, max_regression_pct) if baseline else []
     for index, coll in enumerate(collectives, 1):
-        name = _label(coll, index)
+        name = collective_label(coll, index)
         own = _table_checks(name, coll) + _average_checks(name, coll)
-        own += _bandwidth_checks(name, coll, dict(limits.get('*', {}), **limits.get(coll['name'] or '', {})), family)
+        own += _bandwidth_checks(name, coll, collective_limits(limits, coll), family)
         own.append(_network_check(name, coll, expected, technology, require_network_evidence))
         if baseline:
             mine = [r for r in regressions if r['collective'] == name]
@@ -918,7 +915,7 @@ def compare_with_baseline(results, baseline, max_regression_pct=10.0):
     old = {c.get('name'): c for c in (baseline or {}).get('collectives') or []}
     found = []
     for index, coll in enumerate(results.get('collectives') or [], 1):
-        name = _label(coll, index)
+        name = collective_label(coll, index)
         before = old.get(coll['name'])
         if not before:
             continue

@@ -21,6 +21,8 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
+
 REPORT_SCHEMA = 'aiinfra.gpudirect/nccl-report/1'
 FILES = ('report.json', 'junit.xml', 'summary.md', 'busbw.png')
 PLOT_SIZE_INCHES = (10, 6)
@@ -29,9 +31,9 @@ PLOT_DPI = 100
 
 
 def _collective_entry(index, coll, verdict):
-    name = coll['name'] or 'collective-%d' % index
+    name = nccl.collective_label(coll, index)
     own = verdict['collectives'].get(name, {'verdict': 'FAIL', 'reasons': ['not judged']})
-    limits = dict(verdict['thresholds'].get('*', {}), **verdict['thresholds'].get(coll['name'] or '', {}))
+    limits = nccl.collective_limits(verdict['thresholds'], coll)
     return {
         'name': name,
         'name_source': coll.get('name_source'),

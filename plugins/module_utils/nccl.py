@@ -846,13 +846,14 @@ def _network_check(name, coll, expected, technology, require_evidence):
 
 
 def evaluate(results, family=None, thresholds=None, technology=None, require_network_evidence=False,
-             baseline=None, max_regression_pct=10.0):
+             baseline=None, max_regression_pct=10.0, run_problems=()):
     """A pass/fail verdict with reasons for parsed ``results`` (see :func:`parse`).
 
     ``family``: machine family (catalog thresholds and expected GPUDirect network); ``thresholds``:
     overrides (see :func:`thresholds_for`); ``technology``: TCPX/TCPXO/RDMA when no family is given;
     ``require_network_evidence``: fail when the log holds no NCCL network line; ``baseline``: an
-    earlier report (``report.json``) to compare with, failing on a drop over ``max_regression_pct``.
+    earlier report (``report.json``) to compare with, failing on a drop over ``max_regression_pct``;
+    ``run_problems``: what went wrong with the run itself (exit status, timeout), each a failed check.
 
     Returns ``{'passed', 'verdict': 'PASS'|'FAIL', 'summary', 'reasons', 'checks', 'collectives',
     'family', 'technology', 'expected_networks', 'thresholds', 'regressions'}``.
@@ -885,6 +886,7 @@ def evaluate(results, family=None, thresholds=None, technology=None, require_net
         checks.extend(own)
         failed = [c['message'] for c in own if c['status'] == FAILED]
         verdicts[name] = {'passed': not failed, 'verdict': 'FAIL' if failed else 'PASS', 'reasons': failed}
+    checks.extend(_check('nccl-tests', 'run', FAILED, problem) for problem in run_problems)
     reasons = ['%s: %s' % (c['collective'], c['message']) for c in checks if c['status'] == FAILED]
     passed = not reasons
     summary = 'PASS' if passed else 'FAIL'

@@ -146,16 +146,10 @@ def final_verdict(module, results, baseline):
     try:
         verdict = nccl.evaluate(results, family=params['family'], thresholds=params['thresholds'],
                                 technology=params['technology'], require_network_evidence=params['require_network_evidence'],
-                                baseline=baseline, max_regression_pct=params['max_regression_pct'])
+                                baseline=baseline, max_regression_pct=params['max_regression_pct'],
+                                run_problems=params['extra_reasons'])
     except (ValueError, KeyError, TypeError) as exc:
         module.fail_json(msg='parsed / family / thresholds: %s' % exc)
-    for reason in params['extra_reasons']:
-        verdict['checks'].append({'collective': 'nccl-tests', 'criterion': 'run', 'status': nccl.FAILED, 'message': reason,
-                                  'value': None, 'threshold': None})
-        verdict['reasons'].append('nccl-tests: %s' % reason)
-    if verdict['reasons']:
-        verdict['passed'], verdict['verdict'] = False, 'FAIL'
-        verdict['summary'] = 'FAIL -- ' + '; '.join(verdict['reasons'])
     return verdict
 
 

@@ -492,19 +492,15 @@ def run_problems(module, extra):
 
 
 def judge(module, text, family_name, technology, hint, extra):
-    try:
-        results = nccl.parse(text, collective=hint)
-        verdict = nccl.evaluate(results, family=family_name, thresholds=module.params['thresholds'], technology=technology,
-                                require_network_evidence=module.params['require_network_evidence'])
-    except ValueError as exc:
-        module.fail_json(msg=str(exc), **extra)
     problems = run_problems(module, extra)
     if 'rc' in extra:
         extra['run_problems'] = problems
-    if problems:
-        verdict['passed'], verdict['verdict'] = False, 'FAIL'
-        verdict['reasons'].extend('nccl-tests: %s' % p for p in problems)
-        verdict['summary'] = 'FAIL -- ' + '; '.join(verdict['reasons'])
+    try:
+        results = nccl.parse(text, collective=hint)
+        verdict = nccl.evaluate(results, family=family_name, thresholds=module.params['thresholds'], technology=technology,
+                                require_network_evidence=module.params['require_network_evidence'], run_problems=problems)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), **extra)
     failed = not verdict['passed']
     log_path = keep_log(module, text, failed)
     if log_path:

@@ -84,6 +84,15 @@ def test_seed_verdicts():
     assert not nccl.evaluate(tcpx, family='a3-highgpu-8g', require_network_evidence=True)['passed']
 
 
+def test_problems_of_the_run_fail_a_verdict_the_table_passes():
+    _tcpxo, tcpx = (nccl.parse(s, collective='all_gather') for s in seed_samples())
+    verdict = nccl.evaluate(tcpx, family='a3-highgpu-8g', run_problems=['exited with status 1'])
+    assert not verdict['passed'] and verdict['verdict'] == 'FAIL' and failing(verdict) == ['run']
+    assert verdict['reasons'] == ['nccl-tests: exited with status 1']
+    assert verdict['summary'] == 'FAIL -- nccl-tests: exited with status 1'
+    assert verdict['collectives']['all_gather']['passed']   # the table itself is fine
+
+
 def test_a_row_missing_from_the_seed_table_is_caught_by_the_printed_average():
     lines = seed_samples()[0].splitlines(True)
     del lines[-4]

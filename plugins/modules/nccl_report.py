@@ -120,6 +120,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl_report
 
+
 def previous_text(path):
     """What the report file held before this run ('' when there was none)."""
     try:

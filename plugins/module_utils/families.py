@@ -137,6 +137,23 @@ GCE_NETWORK = MappingProxyType({
 # ファイアウォールルールを作成する" and "データネットワーク、サブネット、ファイアウォールルールを作成する".
 # The SSH rule's source range is the user's (SSH_SOURCE_IP_RANGE) and has no default.
 
+# A Compute Engine resource name (networks, subnets, firewall rules, instances): RFC 1035, 1-63 characters.
+GCE_NAME_PATTERN = re.compile(r'^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')
+
+
+def fabric_interfaces(prefix, data_nic_count):
+    """The (network, subnetwork) names of a fabric in NIC order: management, then data 1..N."""
+    layout = GCE_NETWORK
+    pairs = [(layout['mgmt_network'].format(prefix=prefix), layout['mgmt_subnet'].format(prefix=prefix))]
+    pairs += [(layout['data_network'].format(prefix=prefix, n=n), layout['data_subnet'].format(prefix=prefix, n=n))
+              for n in range(1, data_nic_count + 1)]
+    return pairs
+
+
+def data_subnet_ranges(data_nic_count):
+    """The seed's data subnet ranges, 192.168.1.0/24 .. 192.168.N.0/24."""
+    return [GCE_NETWORK['data_subnet_range'].format(n=n) for n in range(1, data_nic_count + 1)]
+
 # ---------------------------------------------------------------------------------------------
 # Machine families
 # ---------------------------------------------------------------------------------------------

@@ -14,11 +14,9 @@ Nothing here talks to the API, so every rule is unit-tested on its own.
 from __future__ import annotations
 
 import ipaddress
-import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
 
-NAME_PATTERN = re.compile(r'^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')
 # The API accepts MTUs from 1300 to 8896 (Compute Engine VPC documentation).
 MTU_RANGE = (1300, 8896)
 OPEN_TO_WORLD = ('0.0.0.0/0', '::/0')
@@ -105,7 +103,7 @@ def _network(project, name):
 
 
 def _check_name(field, name):
-    if not NAME_PATTERN.match(name):
+    if not families.GCE_NAME_PATTERN.match(name):
         raise PlanError("%s: '%s' is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
                         "letter, at most 63 characters); choose a shorter or simpler prefix" % (field, name))
 
@@ -162,7 +160,7 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
                         % (mtu, MTU_RANGE[0], MTU_RANGE[1], family.mtu))
     management_cidr = management_cidr or layout['mgmt_subnet_range']
     count = family.data_nic_count
-    data_cidrs = list(data_cidrs or [layout['data_subnet_range'].format(n=n) for n in range(1, count + 1)])
+    data_cidrs = list(data_cidrs or families.data_subnet_ranges(count))
     _check_cidrs(management_cidr, data_cidrs, count)
     if internal_source_ranges is None:
         default_plan = management_cidr == layout['mgmt_subnet_range'] and all(
@@ -191,16 +189,15 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
             'name': name, 'network': _network(project, network_name), 'direction': 'INGRESS',
             'allowed': parse_rules(rules), 'sourceRanges': list(sources)})
 
-    mgmt = layout['mgmt_network'].format(prefix=prefix)
+    (mgmt, mgmt_subnet), *data_names = families.fabric_interfaces(prefix, count)
     firewalls = [firewall(layout['mgmt_internal_rule'].format(prefix=prefix), mgmt, layout['internal_rules'], internal_source_ranges)]
     if ssh_source_ranges:
         firewalls.append(firewall(layout['mgmt_ssh_rule'].format(prefix=prefix), mgmt, layout['ssh_rules'], ssh_source_ranges))
     if icmp_source_ranges:
         firewalls.append(firewall(layout['mgmt_ping_rule'].format(prefix=prefix), mgmt, layout['ping_rules'], icmp_source_ranges))
-    chains = [NetworkChain(MANAGEMENT, 0, network(mgmt), subnet(layout['mgmt_subnet'].format(prefix=prefix), mgmt, management_cidr), firewalls)]
-    for n, cidr in enumerate(data_cidrs, start=1):
-        data = layout['data_network'].format(prefix=prefix, n=n)
-        chains.append(NetworkChain(DATA, n, network(data), subnet(layout['data_subnet'].format(prefix=prefix, n=n), data, cidr), [
+    chains = [NetworkChain(MANAGEMENT, 0, network(mgmt), subnet(mgmt_subnet, mgmt, management_cidr), firewalls)]
+    for n, ((data, data_subnet), cidr) in enumerate(zip(data_names, data_cidrs), start=1):
+        chains.append(NetworkChain(DATA, n, network(data), subnet(data_subnet, data, cidr), [
             firewall(layout['data_internal_rule'].format(prefix=prefix, n=n), data, layout['internal_rules'], internal_source_ranges)]))
     return FabricPlan(family, prefix, region, mtu, management_cidr, data_cidrs, internal_source_ranges, chains)
 

@@ -20,7 +20,6 @@ DURATION_PATTERN = re.compile(r'^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$')
 RESERVATION_KEY = 'compute.googleapis.com/reservation-name'
 LABEL_PATTERN = re.compile(r'^[a-z][-_a-z0-9]{0,62}$')
 LABEL_VALUE_PATTERN = re.compile(r'^[-_a-z0-9]{0,63}$')
-NAME_PATTERN = re.compile(r'^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')
 
 
 class SpecError(ValueError):
@@ -64,21 +63,12 @@ def instance_names(names=None, count=None, name_pattern=None, prefix=None):
     else:
         raise SpecError('names/count: give the VM names, or a count with a name_pattern')
     for name in result:
-        if not NAME_PATTERN.match(name):
+        if not families.GCE_NAME_PATTERN.match(name):
             raise SpecError("names: '%s' is not a valid VM name (lowercase letters, digits and hyphens, starting with a letter, "
                             "at most 63 characters)" % name)
     if len(set(result)) != len(result):
         raise SpecError('names: %s appears more than once' % sorted({n for n in result if result.count(n) > 1})[0])
     return result
-
-
-def fabric_interfaces(prefix, family):
-    """The (network, subnetwork) names of the fabric made by gce_gpudirect_network, in NIC order."""
-    layout = families.GCE_NETWORK
-    pairs = [(layout['mgmt_network'].format(prefix=prefix), layout['mgmt_subnet'].format(prefix=prefix))]
-    pairs += [(layout['data_network'].format(prefix=prefix, n=n), layout['data_subnet'].format(prefix=prefix, n=n))
-              for n in range(1, family.data_nic_count + 1)]
-    return pairs
 
 
 def check_interfaces(family, pairs):

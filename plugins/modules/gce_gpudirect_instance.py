@@ -348,7 +348,7 @@ def build(params, project):
     except ValueError as exc:
         raise gce_instance.SpecError(str(exc)) from None
     if params['fabric_prefix']:
-        interfaces = gce_instance.fabric_interfaces(params['fabric_prefix'], family)
+        interfaces = families.fabric_interfaces(params['fabric_prefix'], family.data_nic_count)
     else:
         interfaces = [(nic['network'], nic['subnetwork']) for nic in params['network_interfaces']]
     region = gce_instance.region_of(params['zone'])

@@ -296,8 +296,7 @@ def host_facts(technology, family):
         'gpu_count': family.gpu_count,
         'data_interfaces': list(family.data_interface_names),
         'mtu': family.mtu,
-        'data_source_ranges': [families.GCE_NETWORK['data_subnet_range'].format(n=n)
-                               for n in range(1, family.data_nic_count + 1)],
+        'data_source_ranges': families.data_subnet_ranges(family.data_nic_count),
         'kernel_modules': list(stack.kernel_modules),
         'devices': cos_host.device_fixes(technology, stack.rxdm.devices),
         'gpu_driver_install_argv': driver,

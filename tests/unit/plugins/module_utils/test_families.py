@@ -282,6 +282,15 @@ def test_gce_network_layout():
         assert_in(text, S000_NETWORKS, key)
 
 
+def test_fabric_interfaces_are_the_seed_nic_flags():
+    """The (network, subnet) pairs in NIC order, as seed 000's A3 Mega create command lists them."""
+    pairs = F.fabric_interfaces('NETWORK_NAME_PREFIX', 8)
+    flags = re.findall(r'--network-interface=nic-type=GVNIC,network=([^,]+),subnet=([^, \\]+)', S000)
+    assert pairs == flags[:9] and len(pairs) == 9
+    assert F.data_subnet_ranges(8) == ['192.168.%d.0/24' % n for n in range(1, 9)]
+    assert '--range=192.168.$N.0/24' in S000
+
+
 @pytest.mark.parametrize('name', GKE_FAMILIES)
 def test_gke_accelerator(name):
     fam = F.FAMILIES[name]

@@ -17,7 +17,7 @@ import re
 import zlib
 
 from . import catalog
-from .errors import ApiError
+from .errors import ApiError, bad_request
 from .operations import start_container_operation
 from .registry import handles
 from .store import COMPUTE_LINK, CONTAINER_LINK, container_time
@@ -28,10 +28,6 @@ _DEFAULT_SCOPES = ['https://www.googleapis.com/auth/devstorage.read_only', 'http
                    'https://www.googleapis.com/auth/servicecontrol', 'https://www.googleapis.com/auth/trace.append']
 # Not a real CA: a PEM-shaped placeholder that kubeconfig writers accept as certificate-authority-data.
 _FAKE_CA = base64.b64encode(b'-----BEGIN CERTIFICATE-----\nU2FuZGJveCBjbHVzdGVyIENBIChub3QgYSByZWFsIGNlcnRpZmljYXRlKQ==\n-----END CERTIFICATE-----\n').decode()
-
-
-def bad_request(message):
-    return ApiError(400, 'badRequest', message)
 
 
 def not_found(path):
@@ -293,6 +289,14 @@ def create_cluster(call):
     return start_container_operation(call, where.project, where.location, 'CREATE_CLUSTER', '%s/clusters/%s' % (link_path, where.cluster), effects)
 
 
+def _require(call, collection, key):
+    """The stored resource, or GKE's 404 naming its path."""
+    resource = call.store.get(collection, key)
+    if resource is None:
+        raise not_found(key)
+    return resource
+
+
 def _require_cluster(call, where):
     rendered = _render_cluster(call, where.cluster_key)
     if rendered is None:
@@ -316,9 +320,7 @@ def list_clusters(call):
 @handles('container.projects.locations.clusters.delete', 'container.projects.zones.clusters.delete')
 def delete_cluster(call):
     where = Where(call)
-    cluster = call.store.get('container.clusters', where.cluster_key)
-    if cluster is None:
-        raise not_found(where.cluster_key)
+    cluster = _require(call, 'container.clusters', where.cluster_key)
     cluster['status'] = 'STOPPING'
     pools = [{'action': 'delete', 'collection': 'container.nodePools', 'key': key}
              for key, _value in call.store.items('container.nodePools', where.cluster_key + '/nodePools/')]
@@ -330,9 +332,7 @@ def delete_cluster(call):
 @handles('container.projects.locations.clusters.nodePools.create', 'container.projects.zones.clusters.nodePools.create')
 def create_node_pool(call):
     where = Where(call)
-    cluster = call.store.get('container.clusters', where.cluster_key)
-    if cluster is None:
-        raise not_found(where.cluster_key)
+    cluster = _require(call, 'container.clusters', where.cluster_key)
     body = call.body.get('nodePool') or {}
     key = where.node_pool_key(body.get('name'))
     if call.store.get('container.nodePools', key) is not None:
@@ -350,9 +350,7 @@ def create_node_pool(call):
 def get_node_pool(call):
     where = Where(call)
     _require_cluster(call, where)
-    pool = call.store.get('container.nodePools', where.node_pool_key())
-    if pool is None:
-        raise not_found(where.node_pool_key())
+    pool = _require(call, 'container.nodePools', where.node_pool_key())
     return pool
 
 
@@ -365,9 +363,7 @@ def list_node_pools(call):
 @handles('container.projects.locations.clusters.nodePools.delete', 'container.projects.zones.clusters.nodePools.delete')
 def delete_node_pool(call):
     where = Where(call)
-    pool = call.store.get('container.nodePools', where.node_pool_key())
-    if pool is None:
-        raise not_found(where.node_pool_key())
+    pool = _require(call, 'container.nodePools', where.node_pool_key())
     pool['status'] = 'STOPPING'
     effects = [{'action': 'delete', 'collection': 'container.nodePools', 'key': where.node_pool_key()}]
     return start_container_operation(call, where.project, where.location, 'DELETE_NODE_POOL',
@@ -377,11 +373,7 @@ def delete_node_pool(call):
 @handles('container.projects.locations.operations.get', 'container.projects.zones.operations.get')
 def get_operation(call):
     where = Where(call)
-    key = '%s/operations/%s' % (where.parent, where.operation)
-    operation = call.store.get('container.operations', key)
-    if operation is None:
-        raise not_found(key)
-    return operation
+    return _require(call, 'container.operations', '%s/operations/%s' % (where.parent, where.operation))
 
 
 @handles('container.projects.locations.operations.list', 'container.projects.zones.operations.list')

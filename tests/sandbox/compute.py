@@ -99,6 +99,11 @@ def resource_key(call, plural):
     return '%s/%s/%s' % (scope_path(call, scope_kind), plural, call.params[SINGULAR[plural]])
 
 
+def new_key(call, plural):
+    """The store key of the resource an insert call names in its body."""
+    return '%s/%s/%s' % (scope_path(call, COLLECTIONS[plural][0]), plural, call.body.get('name'))
+
+
 def require(call, plural, key):
     resource = call.store.get(collection(plural), key)
     if resource is None:

@@ -12,7 +12,7 @@ import ipaddress
 import re
 
 from . import catalog
-from .compute import (collection, delete, fingerprint, insert, link, name_of, new_resource, project_number,
+from .compute import (collection, delete, fingerprint, insert, link, name_of, new_key, new_resource, project_number,
                       ref_key, register_crud, require, resolve_image, resource_key, scope_path)
 from .errors import invalid, resource_in_use
 from .networking import find_subnet_for_region
@@ -227,7 +227,7 @@ def _reservation_usage(call, reservation_key, delta):
 @handles('compute.instances.insert')
 def insert_instance(call):
     zone = call.params['zone']
-    key = '%s/instances/%s' % (scope_path(call, 'zones'), call.body.get('name'))
+    key = new_key(call, 'instances')
     resource = build_instance(call, call.body, zone, key)
     operation = insert(call, 'instances', key, resource, final_fields={'status': 'RUNNING'}, quota_metric=_gpu_quota(resource))
     if call.fault is None:
@@ -324,7 +324,7 @@ def start_instance(call):
 def insert_reservation(call):
     zone = call.params['zone']
     body = call.body
-    key = '%s/reservations/%s' % (scope_path(call, 'zones'), body.get('name'))
+    key = new_key(call, 'reservations')
     resource = new_resource(call, 'reservations', key, body)
     specific = dict(body.get('specificReservation') or {})
     properties = dict(specific.get('instanceProperties') or {})
@@ -355,7 +355,7 @@ def delete_reservation(call):
 def insert_resource_policy(call):
     region = call.params['region']
     body = call.body
-    key = '%s/resourcePolicies/%s' % (scope_path(call, 'regions'), body.get('name'))
+    key = new_key(call, 'resourcePolicies')
     resource = new_resource(call, 'resourcePolicies', key, body)
     resource.update({'region': link('projects/%s/regions/%s' % (call.project, region)), 'status': 'READY'})
     return insert(call, 'resourcePolicies', key, resource, quota_metric='RESOURCE_POLICIES')

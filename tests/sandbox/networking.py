@@ -7,8 +7,8 @@ be deleted while something uses it (400 ``resourceInUseByAnotherResource``).
 
 import ipaddress
 
-from .compute import (collection, delete, fingerprint, insert, link, name_of, new_resource, ref_key,
-                      register_crud, require, resource_key, scope_path)
+from .compute import (collection, delete, fingerprint, insert, link, name_of, new_key, new_resource, ref_key,
+                      register_crud, require, resource_key)
 from .errors import resource_in_use
 from .registry import handles
 from .rules import check_mtu, check_subnet_overlap, field_error, parse_cidr
@@ -45,7 +45,7 @@ def subnet_resource(call, key, body, network_key, region):
 @handles('compute.networks.insert')
 def insert_network(call):
     body = call.body
-    key = '%s/networks/%s' % (scope_path(call, 'global'), body.get('name'))
+    key = new_key(call, 'networks')
     resource = new_resource(call, 'networks', key, body)
     check_mtu(body.get('mtu'))
     auto = body.get('autoCreateSubnetworks', 'IPv4Range' not in body)
@@ -94,7 +94,7 @@ def delete_network(call):
 def insert_subnetwork(call):
     body = call.body
     region = call.params['region']
-    key = '%s/subnetworks/%s' % (scope_path(call, 'regions'), body.get('name'))
+    key = new_key(call, 'subnetworks')
     if not body.get('network'):
         raise field_error('network', '', 'The network field is required.')
     network_key = ref_key(body['network'], 'networks', call.project)
@@ -142,7 +142,7 @@ def check_firewall_ranges(body):
 @handles('compute.firewalls.insert')
 def insert_firewall(call):
     body = call.body
-    key = '%s/firewalls/%s' % (scope_path(call, 'global'), body.get('name'))
+    key = new_key(call, 'firewalls')
     resource = new_resource(call, 'firewalls', key, body)
     network_key = ref_key(body.get('network') or 'default', 'networks', call.project)
     if call.store.get(collection('networks'), network_key) is None:

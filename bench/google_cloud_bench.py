@@ -18,25 +18,27 @@ import zipfile
 from sandbox.proxy import ConnectProxy
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CACHE = ROOT / 'build' / 'bench'
+BUILD = pathlib.Path(os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')))
+# The `ansible` wheel scripts/test keeps for kubernetes.core and containers.podman.
+WHEELS = BUILD / 'deps' / 'wheel'
 REGION, ZONE, PREFIX, FAMILY, DATA_NETWORKS = 'us-central1', 'us-central1-a', 'bench', 'a3-megagpu-8g', 8
 
 
-def google_cloud_collection():
-    """A collections directory holding google.cloud, taken from the ansible wheel (downloaded once)."""
-    target = CACHE / 'collections'
-    if (target / 'ansible_collections' / 'google' / 'cloud' / 'MANIFEST.json').is_file():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    wheels = sorted(CACHE.glob('ansible-*.whl'))
-    if not wheels:
-        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '-d', str(CACHE), 'ansible>=12,<13'], check=True)
-        wheels = sorted(CACHE.glob('ansible-*.whl'))
-    with zipfile.ZipFile(wheels[-1]) as wheel:
-        for name in wheel.namelist():
-            if name.startswith('ansible_collections/google/cloud/'):
-                wheel.extract(name, target)
-    return target
+def google_cloud_collection(target, wheels=WHEELS):
+    """Put google.cloud from the `ansible` 12 wheel (downloaded into ``wheels`` when missing) under the
+    collections directory ``target``; returns (wheel file name, google.cloud version)."""
+    found = sorted(wheels.glob('ansible-12*.whl'))
+    if not found:
+        wheels.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '-d', str(wheels), 'ansible>=12,<13'], check=True)
+        found = sorted(wheels.glob('ansible-12*.whl'))
+    manifest = target / 'ansible_collections' / 'google' / 'cloud' / 'MANIFEST.json'
+    if not manifest.is_file():
+        with zipfile.ZipFile(found[-1]) as wheel:
+            for name in wheel.namelist():
+                if name.startswith('ansible_collections/google/cloud/'):
+                    wheel.extract(name, target)
+    return found[-1].name, json.loads(manifest.read_text())['collection_info']['version']
 
 
 def playbook(project, nodes):
@@ -79,7 +81,8 @@ def playbook(project, nodes):
 
 
 def run(sandbox, project, nodes, _collections_path):
-    collections_path = google_cloud_collection()
+    collections_path = BUILD / 'bench' / 'collections'
+    google_cloud_collection(collections_path)
     plays = playbook(project, nodes)
     with tempfile.TemporaryDirectory(prefix='bench-google-cloud-') as work:
         path = pathlib.Path(work) / 'playbook.yml'

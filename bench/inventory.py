@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'tests'))
@@ -48,22 +47,6 @@ inventory = InventoryManager(loader=DataLoader(), sources=[sys.argv[1]])
 took = time.perf_counter() - start
 print(json.dumps({'build_s': took, 'hosts': len(inventory.hosts)}))
 '''
-
-
-def google_cloud_collection(cache_dir, target):
-    """Extract ansible_collections/google/cloud from the `ansible` wheel (downloaded once) into target."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    wheels = sorted(cache_dir.glob('ansible-12*.whl'))
-    if not wheels:
-        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '-d', str(cache_dir), 'ansible>=12,<13'],
-                       check=True)
-        wheels = sorted(cache_dir.glob('ansible-12*.whl'))
-    with zipfile.ZipFile(wheels[-1]) as wheel:
-        for name in wheel.namelist():
-            if name.startswith('ansible_collections/google/cloud/'):
-                wheel.extract(name, target)
-    manifest = json.loads((target / 'ansible_collections/google/cloud/MANIFEST.json').read_text())
-    return wheels[-1].name, manifest['collection_info']['version']
 
 
 def measure(command, env):
@@ -116,20 +99,19 @@ def main(argv=None):
     parser.add_argument('--instances', type=int, default=5000)
     parser.add_argument('--projects', type=int, default=3)
     parser.add_argument('--repeat', type=int, default=3, help='runs of each measurement; the median is shown')
-    parser.add_argument('--wheel-cache', default=os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')) + '/bench',
-                        help='where the ansible wheel is downloaded once')
     args = parser.parse_args(argv)
 
     from sandbox import Sandbox, catalog  # pylint: disable=import-outside-toplevel
     from sandbox.proxy import ConnectProxy  # pylint: disable=import-outside-toplevel
     from _sandbox_seed import seed_fleet  # pylint: disable=import-outside-toplevel
+    from google_cloud_bench import google_cloud_collection  # pylint: disable=import-outside-toplevel
 
     work = pathlib.Path(tempfile.mkdtemp(prefix='bench-inventory-'))
     sandbox = Sandbox(latency=0.0).start()
     proxy = ConnectProxy(sandbox).start()
     try:
         collections = work / 'collections'
-        wheel, gc_version = google_cloud_collection(pathlib.Path(args.wheel_cache), collections)
+        wheel, gc_version = google_cloud_collection(collections)
         (collections / 'ansible_collections' / 'aiinfra').mkdir(parents=True)
         (collections / 'ansible_collections' / 'aiinfra' / 'gpudirect').symlink_to(ROOT)
 
@@ -178,7 +160,7 @@ def main(argv=None):
 
         same_hosts = json.loads((work / 'ours.json').read_text())['_meta']['hostvars'].keys() == \
             json.loads((work / 'theirs.json').read_text())['_meta']['hostvars'].keys()
-        print_table(results, args, running, minimum, counts, same_hosts, gc_version)
+        print_table(results, args, running, minimum, counts, same_hosts, gc_version, len(catalog.ZONES))
     finally:
         proxy.stop()
         sandbox.stop()
@@ -188,7 +170,7 @@ def main(argv=None):
     return 0
 
 
-def print_table(results, args, running, minimum, counts, same_hosts, gc_version):
+def print_table(results, args, running, minimum, counts, same_hosts, gc_version, zones):
     ours, theirs = results['ours'], results['theirs']
     ours_cached, theirs_cached = results['ours_cached'], results['theirs_cached']
     rows = [
@@ -204,7 +186,7 @@ def print_table(results, args, running, minimum, counts, same_hosts, gc_version)
     ]
     print()
     print('%d VMs, %d RUNNING, %d projects (%s), %d zones; median of %d runs each'
-          % (args.instances, running, args.projects, ', '.join('%s %d' % item for item in counts.items()), 40, args.repeat))
+          % (args.instances, running, args.projects, ', '.join('%s %d' % item for item in counts.items()), zones, args.repeat))
     print('%-40s %12s %14s %22s' % ('', 'aiinfra.gpudirect', 'google.cloud ' + gc_version, 'ratio google.cloud/ours'))
     for label, mine, other, sense, fmt in rows:
         ratio = ''

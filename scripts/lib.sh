@@ -74,21 +74,35 @@ dependency_collections() {
         ansible-galaxy collection install --offline -p "$BUILD" "$deps"/kubernetes-core-*.tar.gz >/dev/null
 }
 
+wheel_collection() {
+    # wheel_collection NAMESPACE NAME DEST: copy a collection out of the `ansible` package on PyPI
+    # (Galaxy is unreachable here) into the collections directory DEST. The wheel is downloaded once,
+    # into $BUILD/deps/wheel, and kept for every later use (tests/ci/molecule.sh, bench/).
+    local wheels=$BUILD/deps/wheel
+    mkdir -p "$wheels"
+    ls "$wheels"/ansible-*.whl >/dev/null 2>&1 ||
+        "$VENV/bin/pip" download -q --no-deps -d "$wheels" "ansible>=12,<13" 2>&1 | grep -v '^WARNING: Location'
+    "$VENV/bin/python" - "$wheels" "$1" "$2" "$3" <<'EOF'
+import pathlib, sys, zipfile
+wheels, namespace, name, dest = sys.argv[1:5]
+wheel = sorted(pathlib.Path(wheels).glob('ansible-*.whl'))[-1]
+with zipfile.ZipFile(wheel) as zf:
+    for member in zf.namelist():
+        if member.startswith('ansible_collections/%s/%s/' % (namespace, name)):
+            zf.extract(member, dest)
+print('%s.%s taken from %s' % (namespace, name, wheel.name))
+EOF
+}
+
 pack_kubernetes_core() {
     local deps=$1
-    mkdir -p "$deps/wheel" && rm -rf "$deps/src"
-    "$VENV/bin/pip" download -q --no-deps -d "$deps/wheel" "ansible>=12,<13" 2>&1 | grep -v '^WARNING: Location'
+    rm -rf "$deps/src"
+    wheel_collection kubernetes core "$deps/src" >/dev/null || return 1
     "$VENV/bin/python" - "$deps" <<'EOF' || return 1
-import pathlib, sys, zipfile
-deps = pathlib.Path(sys.argv[1])
-wheel = sorted((deps / 'wheel').glob('ansible-*.whl'))[-1]
-with zipfile.ZipFile(wheel) as zf:
-    for name in zf.namelist():
-        if name.startswith('ansible_collections/kubernetes/core/'):
-            zf.extract(name, deps / 'src')
 # The wheel leaves out some files that FILES.json lists (.github/, CI config); list only what is
 # there, and re-sign the manifest's checksum of FILES.json, so the tarball matches itself.
-import hashlib, json
+import hashlib, json, pathlib, sys
+deps = pathlib.Path(sys.argv[1])
 root = deps / 'src' / 'ansible_collections' / 'kubernetes' / 'core'
 files = json.loads((root / 'FILES.json').read_text())
 files['files'] = [e for e in files['files'] if (root / e['name']).exists()]

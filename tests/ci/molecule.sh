@@ -11,35 +11,20 @@
 # Scenarios share one engine and the host paths RxDM uses: run one molecule stage at a time per machine.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${GPUDIRECT_BUILD:-$ROOT/build}
-COLLECTION_DIR=$BUILD/ansible_collections/aiinfra/gpudirect
-VENV=${GPUDIRECT_VENV:-$ROOT/.venv}
-export PATH="$VENV/bin:$PATH"
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 
 containers_podman() {
-    local target=$BUILD/ansible_collections/containers/podman
-    if [ -f "$target/MANIFEST.json" ]; then
+    # The podman driver needs containers.podman beside our collection.
+    if [ -f "$BUILD/ansible_collections/containers/podman/MANIFEST.json" ]; then
         echo "molecule: containers.podman present in $BUILD"
         return 0
     fi
-    local wheel_dir=$BUILD/deps/wheel
-    mkdir -p "$wheel_dir"
-    ls "$wheel_dir"/ansible-*.whl >/dev/null 2>&1 ||
-        pip download -q --no-deps -d "$wheel_dir" "ansible>=12,<13" 2>&1 | grep -v '^WARNING: Location'
-    python3 - "$wheel_dir" "$BUILD" <<'PY' || return 1
-import pathlib, sys, zipfile
-wheel = sorted(pathlib.Path(sys.argv[1]).glob('ansible-*.whl'))[-1]
-with zipfile.ZipFile(wheel) as zf:
-    for name in zf.namelist():
-        if name.startswith('ansible_collections/containers/podman/'):
-            zf.extract(name, sys.argv[2])
-print('molecule: containers.podman taken from %s' % wheel.name)
-PY
+    wheel_collection containers podman "$BUILD" | sed 's/^/molecule: /'
 }
 
 main() {
-    local scenarios=("$@") failed=0 scenario start took summary=()
+    local scenarios=("$@") failed=0 scenario start took result summary=()
     [ "${#scenarios[@]}" -eq 0 ] && scenarios=(tcpx tcpxo failure)
     [ -d "$COLLECTION_DIR" ] || { echo "molecule: $COLLECTION_DIR is missing; run scripts/test setup first"; return 1; }
     # shellcheck source=tests/ci/podman.sh
@@ -50,14 +35,10 @@ main() {
     for scenario in "${scenarios[@]}"; do
         start=$EPOCHREALTIME
         echo "=== molecule test -s $scenario ==="
-        if molecule test -s "$scenario"; then
-            took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-            summary+=("molecule $scenario: ok in ${took}s")
-        else
-            took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-            summary+=("molecule $scenario: FAILED in ${took}s")
-            failed=1
-        fi
+        result=ok
+        molecule test -s "$scenario" || { result=FAILED; failed=1; }
+        took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+        summary+=("molecule $scenario: $result in ${took}s")
     done
     printf '%s\n' "${summary[@]}"
     return "$failed"

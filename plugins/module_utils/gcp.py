@@ -381,7 +381,13 @@ def _last_segment(url):
 
 
 class _ApiClient:
-    """What Compute and Container share: a base URL, a project and a transport."""
+    """What Compute and Container share: a base URL, a project and a transport.
+
+    A path is relative to ``projects/PROJECT/`` plus the subclass's ``SCOPE`` unless it is a full URL
+    or starts with ``projects/``.
+    """
+
+    SCOPE = ''
 
     def __init__(self, transport, project, base_url):
         if not project:
@@ -391,7 +397,9 @@ class _ApiClient:
         self.base_url = base_url if base_url.endswith('/') else base_url + '/'
 
     def url(self, path):
-        return _join(self.base_url, path)
+        if path.startswith(('http://', 'https://', 'projects/')):
+            return _join(self.base_url, path)
+        return _join(self.base_url, 'projects/%s/%s%s' % (self.project, self.SCOPE, path))
 
     def get(self, path, action=None, params=None):
         """The resource at path, or None when it does not exist."""
@@ -428,11 +436,6 @@ class ComputeClient(_ApiClient):
 
     def __init__(self, transport, project, base_url=COMPUTE_DEFAULT_ENDPOINT):
         super().__init__(transport, project, base_url)
-
-    def url(self, path):
-        if path.startswith(('http://', 'https://', 'projects/')):
-            return _join(self.base_url, path)
-        return _join(self.base_url, 'projects/%s/%s' % (self.project, path))
 
     def call(self, method, path, action, body=None, params=None):
         """One API call; a mutating call gets a requestId that every retry repeats."""
@@ -525,13 +528,10 @@ class ContainerClient(_ApiClient):
     applied: a retry that then meets 409 looks for the operation the first attempt started.
     """
 
+    SCOPE = 'locations/'
+
     def __init__(self, transport, project, base_url=CONTAINER_DEFAULT_ENDPOINT):
         super().__init__(transport, project, _join(base_url, 'v1/'))
-
-    def url(self, path):
-        if path.startswith(('http://', 'https://', 'projects/')):
-            return _join(self.base_url, path)
-        return _join(self.base_url, 'projects/%s/locations/%s' % (self.project, path))
 
     def call(self, method, path, action, body=None, params=None):
         return self.transport.request(method, self.url(path), action, params=params, body=body)

@@ -12,6 +12,7 @@ specific one); differences() sorts what differs on an existing VM into what can 
 
 from __future__ import annotations
 
+import copy
 import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
@@ -98,18 +99,10 @@ class InstanceSpec:
 
     def body(self, name, zone=None):
         zone = zone or self.zone
-        body = _deep_copy(self.template)
+        body = copy.deepcopy(self.template)
         body['name'] = name
         body['machineType'] = 'zones/%s/machineTypes/%s' % (zone, self.family.machine_type)
         return body
-
-
-def _deep_copy(value):
-    if isinstance(value, dict):
-        return {key: _deep_copy(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(item) for item in value]
-    return value
 
 
 def region_of(zone):
@@ -257,7 +250,7 @@ def differences(body, current):
         if wanted is None and field in ('labels', 'tags', 'resourcePolicies', 'reservationAffinity'):
             continue
         if field == 'serviceAccounts':
-            wanted = [dict(account, email=account['email']) for account in wanted]
+            wanted = [dict(account) for account in wanted]   # copies: the default email is filled in below
             if wanted and wanted[0]['email'] == 'default':
                 # The API answers with the project's default service account's address.
                 current_accounts = current.get('serviceAccounts') or [{}]

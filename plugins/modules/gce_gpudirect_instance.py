@@ -434,11 +434,8 @@ class GroupRunner:
         for field in fields:
             if field == 'labels':
                 payload = {'labels': body.get('labels') or {}, 'labelFingerprint': instance.get('labelFingerprint')}
-            elif field == 'metadata':
-                payload = {'items': (body.get('metadata') or {}).get('items', []),
-                           'fingerprint': (instance.get('metadata') or {}).get('fingerprint')}
-            else:
-                payload = {'items': (body.get('tags') or {}).get('items', []), 'fingerprint': (instance.get('tags') or {}).get('fingerprint')}
+            else:   # metadata and tags: items plus the fingerprint of what is there
+                payload = {'items': (body.get(field) or {}).get('items', []), 'fingerprint': (instance.get(field) or {}).get('fingerprint')}
             self.compute.run('POST', '%s/%s' % (path, gce_instance.IN_PLACE[field]), "set %s of instance '%s'" % (field, instance['name']),
                              body=payload, timeout=self.timeout)
         self.event('%s: %s set in place' % (instance['name'], ', '.join(fields)))

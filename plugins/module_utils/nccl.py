@@ -163,6 +163,13 @@ def _started(coll):
     return bool(coll['rows'] or coll['avg_busbw'] is not None or coll['out_of_bounds'] is not None)
 
 
+def _set_nccl_version(coll, text):
+    """Record the NCCL version a line names (2.21.5 of 'NCCL version 2.21.5+cuda12.4'), if it names one."""
+    found = _NCCL_VERSION.search(text)
+    if found:
+        coll['nccl_version'] = found.group('version').split('+', 1)[0]
+
+
 class _Reader:
     """Reads nccl-tests text line by line into a list of collectives."""
 
@@ -211,7 +218,7 @@ class _Reader:
             if not self.row(number, line):
                 self.pending = (line, number)
         elif _NCCL_VERSION.search(line):
-            self.current['nccl_version'] = _NCCL_VERSION.search(line).group('version').split('+', 1)[0]
+            _set_nccl_version(self.current, line)
         elif _TEST_ERROR.search(line):
             self.current['errors'].append({'line': number, 'text': line.strip()})
         else:
@@ -273,9 +280,7 @@ class _Reader:
         coll, msg, level = self.current, log.group('msg'), log.group('level')
         if level in ('WARN', 'ABORT'):
             coll['warnings'].append({'line': number, 'text': log.group(0).strip()})
-        version = _NCCL_VERSION.search(msg)
-        if version:
-            coll['nccl_version'] = version.group('version').split('+', 1)[0]
+        _set_nccl_version(coll, msg)
         ranks = _COMM_RANKS.search(msg)
         if ranks and ('Init COMPLETE' in msg or 'nNodes' in msg):
             coll['ranks'], coll['ranks_source'] = int(ranks.group('ranks')), 'nccl log (nranks)'
@@ -597,8 +602,7 @@ def summarize(coll):
 
 
 def _has_results(coll):
-    return bool(coll['rows'] or coll['avg_busbw'] is not None or coll['out_of_bounds'] is not None
-                or coll['malformed_rows'] or coll['errors'] or coll['program'])
+    return bool(_started(coll) or coll['malformed_rows'] or coll['errors'] or coll['program'])
 
 
 def _finish(collectives, unparsed, source):

@@ -228,9 +228,6 @@ def argument_spec():
     )
 
 
-# -- validate --------------------------------------------------------------------------------------
-
-
 # -- read current ----------------------------------------------------------------------------------
 
 
@@ -349,7 +346,6 @@ def run_installer(module, client, stack, image, image_id, technology):
         module.fail_json(msg='the NCCL plugin installer %s finished but %s lacks %s. Last log lines:\n%s'
                          % (image, stack.plugin_lib_dir, ', '.join(missing_libs), tail))
     write_file(os.path.join(stack.plugin_dir, STAMP_FILE), json.dumps({'image': image, 'image_id': image_id}) + '\n')
-    return tail
 
 
 def remount_exec(module, stack):

@@ -407,18 +407,24 @@ def get_image_family_view(call):
 
 
 # -------------------------------------------------------------------------------------- operations
-def _operation_key(call):
+def _operation_scope(call):
+    """projects/P/zones/Z, projects/P/regions/R or projects/P/global: where the call's operations live."""
     for scope_kind in ('zones', 'regions'):
         singular = scope_kind[:-1]
         if singular in call.params:
-            return 'projects/%s/%s/%s/operations/%s' % (call.project, scope_kind, call.params[singular], call.params['operation'])
-    return 'projects/%s/global/operations/%s' % (call.project, call.params['operation'])
+            return 'projects/%s/%s/%s' % (call.project, scope_kind, call.params[singular])
+    return 'projects/%s/global' % call.project
+
+
+def _operation_key(call):
+    return '%s/operations/%s' % (_operation_scope(call), call.params['operation'])
 
 
 def find_operation(call):
-    operation = call.store.get('compute.operations', _operation_key(call))
+    key = _operation_key(call)
+    operation = call.store.get('compute.operations', key)
     if operation is None:
-        raise not_found(_operation_key(call))
+        raise not_found(key)
     return operation
 
 
@@ -445,14 +451,7 @@ def delete_operation(call):
 
 @handles('compute.zoneOperations.list', 'compute.regionOperations.list', 'compute.globalOperations.list')
 def list_operations(call):
-    scope = _operation_key(call).rsplit('/operations/', 1)[0] if 'operation' in call.params else None
-    if scope is None:
-        for scope_kind in ('zones', 'regions'):
-            if scope_kind[:-1] in call.params:
-                scope = 'projects/%s/%s/%s' % (call.project, scope_kind, call.params[scope_kind[:-1]])
-                break
-        else:
-            scope = 'projects/%s/global' % call.project
+    scope = _operation_scope(call)
     items = [value for _key, value in call.store.items('compute.operations', scope + '/operations/')]
     return list_response('operations', scope, items, call.query.get('filter'))
 

@@ -3,7 +3,7 @@
 Each image is rebuilt only when it is missing or its inputs changed (a hash label). Stand-ins for
 vendor images are tagged with the catalog's own references (every known version pair), so the
 modules under test use the catalog's names; the readiness lines, device lists and plugin
-directories they act on come from the catalog too (plugins/module_utils/families.py, loaded by path:
+directories they act on come from the catalog too (plugins/module_utils/catalog/, imported from this checkout:
 it is standard library only).
 
 Images:
@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -37,11 +38,15 @@ NCCL_VERSIONS = {'TCPX': '2.18.1', 'TCPXO': '2.21.5'}
 
 
 def load_families():
-    spec = importlib.util.spec_from_file_location('families', ROOT / 'plugins' / 'module_utils' / 'families.py')
-    module = importlib.util.module_from_spec(spec)
-    sys.modules['families'] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    """The catalog (plugins/module_utils/catalog/) as one namespace: families.py and host_stacks.py."""
+    # The catalog imports itself as ansible_collections.aiinfra.gpudirect...: give the checkout that name.
+    top = pathlib.Path(tempfile.mkdtemp())
+    (top / 'ansible_collections' / 'aiinfra').mkdir(parents=True)
+    (top / 'ansible_collections' / 'aiinfra' / 'gpudirect').symlink_to(ROOT.resolve())
+    sys.path.insert(0, str(top))
+    families = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families')
+    host_stacks = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks')
+    return types.SimpleNamespace(**dict(vars(families), **vars(host_stacks)))
 
 
 def podman(*args, check=True, capture=False):

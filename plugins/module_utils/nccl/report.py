@@ -21,7 +21,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.verdict import collective_label, collective_limits
 
 REPORT_SCHEMA = 'aiinfra.gpudirect/nccl-report/1'
 FILES = ('report.json', 'junit.xml', 'summary.md', 'busbw.png')
@@ -31,9 +31,9 @@ PLOT_DPI = 100
 
 
 def _collective_entry(index, coll, verdict):
-    name = nccl.collective_label(coll, index)
+    name = collective_label(coll, index)
     own = verdict['collectives'].get(name, {'verdict': 'FAIL', 'reasons': ['not judged']})
-    limits = nccl.collective_limits(verdict['thresholds'], coll)
+    limits = collective_limits(verdict['thresholds'], coll)
     return {
         'name': name,
         'name_source': coll.get('name_source'),
@@ -61,12 +61,12 @@ def _collective_entry(index, coll, verdict):
 
 
 def build_report(results, verdict, source=None, generated_at=None, baseline_path=None):
-    """The report.json document for parsed ``results`` and their ``verdict`` (nccl.evaluate)."""
+    """The report.json document for parsed ``results`` and their ``verdict`` (verdict.evaluate)."""
     return {
         'schema': REPORT_SCHEMA,
         'generated_at': generated_at,
         'source': source,
-        'family': verdict['family'],
+        'machine_type': verdict['machine_type'],
         'technology': verdict['technology'],
         'verdict': verdict['verdict'],
         'passed': verdict['passed'],
@@ -86,7 +86,7 @@ def junit_xml(report):
     checks = report['checks']
     suites = ET.Element('testsuites', name='nccl-tests', tests=str(len(checks)),
                         failures=str(sum(c['status'] == 'failed' for c in checks)), errors='0', time='0')
-    family = report.get('family') or 'any'
+    machine_type = report.get('machine_type') or 'any'
     for name in dict.fromkeys(c['collective'] for c in checks):
         mine = [c for c in checks if c['collective'] == name]
         suite = ET.SubElement(suites, 'testsuite', name='nccl.%s' % name, tests=str(len(mine)),
@@ -94,10 +94,10 @@ def junit_xml(report):
                               skipped=str(sum(c['status'] == 'skipped' for c in mine)), time='0',
                               timestamp=str(report.get('generated_at') or ''))
         properties = ET.SubElement(suite, 'properties')
-        for key in ('family', 'technology', 'nccl_version', 'source'):
+        for key in ('machine_type', 'technology', 'nccl_version', 'source'):
             ET.SubElement(properties, 'property', name=key, value=str(report.get(key) or ''))
         for check in mine:
-            case = ET.SubElement(suite, 'testcase', name=check['criterion'], classname='nccl.%s.%s' % (family, name), time='0')
+            case = ET.SubElement(suite, 'testcase', name=check['criterion'], classname='nccl.%s.%s' % (machine_type, name), time='0')
             if check['status'] == 'failed':
                 failure = ET.SubElement(case, 'failure', message=check['message'], type=check['criterion'])
                 failure.text = 'value: %s\nthreshold: %s' % (check['value'], check['threshold'])
@@ -125,7 +125,7 @@ def markdown(report):
     """A summary people read at a glance: verdict, one line per collective, the reasons."""
     lines = ['# NCCL test: **%s**' % report['verdict'], '']
     lines.append('Family: `%s` (GPUDirect-%s); NCCL %s; networks: %s' % (
-        report.get('family') or 'not given', report.get('technology') or '?', report.get('nccl_version') or '?',
+        report.get('machine_type') or 'not given', report.get('technology') or '?', report.get('nccl_version') or '?',
         ', '.join(report.get('networks') or []) or 'not logged'))
     lines += ['', '| collective | verdict | avg busbw (printed) | avg busbw (rows) | busbw at largest size | '
                   'threshold avg / large | network | ranks |',
@@ -168,7 +168,7 @@ def plot_png(report, path):
         axes.set_xscale('log', base=2)
         axes.set_xlabel('message size (bytes)')
         axes.set_ylabel('bus bandwidth (GB/s)')
-        axes.set_title('NCCL %s -- %s' % (report.get('family') or '', report['verdict']))
+        axes.set_title('NCCL %s -- %s' % (report.get('machine_type') or '', report['verdict']))
         axes.grid(True, which='both', alpha=0.3)
         if axes.get_legend_handles_labels()[0]:
             axes.legend(loc='upper left', fontsize='small')

@@ -1,12 +1,12 @@
-"""The fabric plan of module_utils/gce_fabric.py: seed 000's names, ranges and rules, and drift."""
+"""The fabric plan of module_utils/gce_network.py: seed 000's names, ranges and rules, and drift."""
 
 import pytest
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gce_fabric
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 
 
 def plan_for(family, **kwargs):
-    return gce_fabric.build_plan('proj', 'us-central1', family, 'pre', **kwargs)
+    return gce_network.build_plan('proj', 'us-central1', family, 'pre', **kwargs)
 
 
 @pytest.mark.parametrize('family, data_networks', [('a3-megagpu-8g', 8), ('a3-highgpu-8g', 4), ('a3-edgegpu-8g', 4)])
@@ -43,12 +43,12 @@ def test_own_ranges_are_the_internal_sources():
 
 
 def test_rdma_families_are_gke_only_here():
-    with pytest.raises(gce_fabric.PlanError, match='a3-ultragpu-8g runs GPUDirect RDMA on GKE only'):
+    with pytest.raises(gce_network.PlanError, match='a3-ultragpu-8g runs GPUDirect RDMA on GKE only'):
         plan_for('a3-ultragpu-8g')
 
 
 def test_unknown_family_lists_the_known_ones():
-    with pytest.raises(gce_fabric.PlanError, match="family: 'a2-highgpu-8g' is not a GPUDirect machine family"):
+    with pytest.raises(gce_network.PlanError, match="machine_type: 'a2-highgpu-8g' is not a GPUDirect machine family"):
         plan_for('a2-highgpu-8g')
 
 
@@ -57,17 +57,17 @@ def test_differences_split_patchable_from_immutable():
     ssh = plan.chains[0].firewalls[1]
     current = dict(ssh.body, network='https://compute.googleapis.com/compute/v1/projects/proj/global/networks/pre-mgmt-net',
                    sourceRanges=['198.51.100.0/24'], selfLink='x', id='1')
-    assert gce_fabric.differences(ssh, current) == ({'sourceRanges': ['203.0.113.0/24']}, [])
+    assert gce_network.differences(ssh, current) == ({'sourceRanges': ['203.0.113.0/24']}, [])
     subnet = plan.chains[1].subnet
-    assert gce_fabric.differences(subnet, dict(subnet.body, ipCidrRange='10.0.0.0/24')) == ({}, ['ipCidrRange'])
-    assert gce_fabric.differences(subnet, dict(subnet.body, privateIpGoogleAccess=True)) == ({}, [])
+    assert gce_network.differences(subnet, dict(subnet.body, ipCidrRange='10.0.0.0/24')) == ({}, ['ipCidrRange'])
+    assert gce_network.differences(subnet, dict(subnet.body, privateIpGoogleAccess=True)) == ({}, [])
     network = plan.chains[0].network
-    assert gce_fabric.differences(network, dict(network.body, mtu=1460)) == ({'mtu': 8244}, [])
-    assert gce_fabric.differences(network, dict(network.body, autoCreateSubnetworks=True)) == ({}, ['autoCreateSubnetworks'])
+    assert gce_network.differences(network, dict(network.body, mtu=1460)) == ({'mtu': 8244}, [])
+    assert gce_network.differences(network, dict(network.body, autoCreateSubnetworks=True)) == ({}, ['autoCreateSubnetworks'])
 
 
 def test_rule_order_does_not_count_as_drift():
     plan = plan_for('a3-highgpu-8g')
     internal = plan.chains[0].firewalls[0]
     shuffled = dict(internal.body, allowed=list(reversed(internal.body['allowed'])))
-    assert gce_fabric.differences(internal, shuffled) == ({}, [])
+    assert gce_network.differences(internal, shuffled) == ({}, [])

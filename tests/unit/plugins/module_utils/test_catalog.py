@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Every fact in plugins/module_utils/families.py checked against the text it came from.
+"""Every fact in the catalog (plugins/module_utils/catalog/) checked against the text it came from.
 
 Seed facts are checked against verbatim copies of the seed manuals in tests/unit/seeds/ (the
 requirements). Facts that come from design.md / references.md (public known-good version pairs,
@@ -15,10 +15,17 @@ import os
 import re
 import shlex
 import sys
+import types
 
 import pytest
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families as F
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute, families, gke, host_stacks, openshift
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+
+CATALOG = (families, compute, host_stacks, gke, openshift)
+# The catalog's modules as one namespace: the seed checks below read facts from all of them.
+F = types.SimpleNamespace(**{name: value for module in (links,) + CATALOG for name, value in vars(module).items()
+                             if not name.startswith('__')})
 
 SEED_DIR = os.path.join(os.path.dirname(__file__), '..', '..', 'seeds')
 
@@ -115,8 +122,9 @@ TCP_TECHS = [F.TCPXO, F.TCPX]
 # The module itself
 # ---------------------------------------------------------------------------------------------
 
-def test_module_is_python38_and_stdlib_only():
-    with open(F.__file__, encoding='utf-8') as handle:
+@pytest.mark.parametrize('module', CATALOG + (links,), ids=lambda m: m.__name__.rsplit('.', 1)[-1])
+def test_module_is_python38_and_stdlib_only(module):
+    with open(module.__file__, encoding='utf-8') as handle:
         source = handle.read()
     tree = ast.parse(source, feature_version=(3, 8))
     imported = set()
@@ -124,9 +132,11 @@ def test_module_is_python38_and_stdlib_only():
         if isinstance(node, ast.Import):
             imported.update(a.name.split('.')[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            if node.module.startswith('%s.catalog.' % 'ansible_collections.aiinfra.gpudirect.plugins.module_utils') or \
+                    node.module == 'ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links':
+                continue  # the catalog's own modules (each is checked here too)
             imported.add(node.module.split('.')[0])
-    if hasattr(sys, 'stdlib_module_names'):
-        assert imported <= set(sys.stdlib_module_names) | {'__future__'}, imported
+    assert imported <= set(sys.stdlib_module_names) | {'__future__'}, imported
     # No match statements and no PEP 604 unions (``X | None``) in annotations, which 3.8 cannot evaluate.
     assert not [n for n in ast.walk(tree) if type(n).__name__ == 'Match']
     annotations = [n.annotation for n in ast.walk(tree) if isinstance(n, (ast.AnnAssign, ast.arg)) and n.annotation is not None]
@@ -138,9 +148,9 @@ def test_catalog_is_immutable():
         F.FAMILIES['x'] = None  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
         F.FAMILIES['a3-megagpu-8g'].mtu = 1500  # type: ignore[misc]
-    env = F.nccl_env(F.TCPXO, 'gke')
+    env = F.nccl_env(F.TCPXO)
     env['NCCL_ALGO'] = 'changed'
-    assert F.nccl_env(F.TCPXO, 'gke')['NCCL_ALGO'] == 'Ring,Tree'
+    assert F.nccl_env(F.TCPXO)['NCCL_ALGO'] == 'Ring,Tree'
     assert all(hash(f) is not None for f in F.FAMILIES.values())
 
 
@@ -282,9 +292,9 @@ def test_gce_network_layout():
         assert_in(text, S000_NETWORKS, key)
 
 
-def test_fabric_interfaces_are_the_seed_nic_flags():
+def test_network_interfaces_are_the_seed_nic_flags():
     """The (network, subnet) pairs in NIC order, as seed 000's A3 Mega create command lists them."""
-    pairs = F.fabric_interfaces('NETWORK_NAME_PREFIX', 8)
+    pairs = F.network_interfaces('NETWORK_NAME_PREFIX', 8)
     flags = re.findall(r'--network-interface=nic-type=GVNIC,network=([^,]+),subnet=([^, \\]+)', S000)
     assert pairs == flags[:9] and len(pairs) == 9
     assert F.data_subnet_ranges(8) == ['192.168.%d.0/24' % n for n in range(1, 9)]
@@ -612,14 +622,14 @@ def test_gke_nccl_env_is_the_seed_list(technology):
     required, recommended = _seed_env(S003_ENV[technology])
     assert stack.nccl_env == required
     assert stack.nccl_debug_env == recommended
-    assert F.nccl_env(technology, 'gke') == dict(required)
-    assert list(F.nccl_env(technology, 'gke')) == [kv[0] for kv in required]
-    assert F.nccl_env(technology, 'gke', debug=True) == dict(required + recommended)
+    assert F.nccl_env(technology) == dict(required)
+    assert list(F.nccl_env(technology)) == [kv[0] for kv in required]
+    assert F.nccl_env(technology, debug=True) == dict(required + recommended)
 
 
 def test_gke_nccl_env_interfaces_follow_families():
-    assert F.nccl_env(F.TCPXO, 'gke')['NCCL_FASTRAK_IFNAME'] == ','.join(F.get_family('a3-megagpu-8g').data_interface_names)
-    assert F.nccl_env(F.TCPX, 'gke')['NCCL_GPUDIRECTTCPX_SOCKET_IFNAME'] == ','.join(F.get_family('a3-highgpu-8g').data_interface_names)
+    assert F.nccl_env(F.TCPXO)['NCCL_FASTRAK_IFNAME'] == ','.join(F.get_family('a3-megagpu-8g').data_interface_names)
+    assert F.nccl_env(F.TCPX)['NCCL_GPUDIRECTTCPX_SOCKET_IFNAME'] == ','.join(F.get_family('a3-highgpu-8g').data_interface_names)
 
 
 def test_gke_nccl_env_profile():
@@ -632,12 +642,11 @@ def test_gke_nccl_env_profile():
 @pytest.mark.parametrize('technology', F.TECHNOLOGIES)
 def test_gce_and_rdma_nccl_env(technology):
     if technology == F.RDMA:
-        assert F.nccl_env(technology, 'gke') == dict(F.GKE_RDMA['workload_env'])
+        assert F.nccl_env(technology) == dict(F.GKE_RDMA['workload_env'])
         with pytest.raises(ValueError, match='technology: RDMA has no Compute Engine host stack'):
-            F.nccl_env(technology, 'gce')
+            F.host_stack(technology)
     else:
-        env = F.nccl_env(technology, 'gce')
-        assert env == dict(F.HOST_STACKS[technology].nccl_container.env)
+        env = dict(F.host_stack(technology).nccl_container.env)
         for key, value in env.items():
             assert_in('--env %s=%s' % (key, value), S000_HOST[technology], key)
 
@@ -704,7 +713,7 @@ def test_gke_cluster_and_node_pool_flags(technology):
     assert len(re.findall(r'--additional-node-network[ =]network=', setup)) == count
     if technology == F.TCPXO:
         assert_in('--scopes "%s"' % F.GCE_SCOPES[0], setup, 'scopes')
-    assert_in('versión %s o posterior del controlador NVIDIA' % F.GKE_MIN_NVIDIA_DRIVER, S003, 'driver')
+    assert_in('versión %s o posterior del controlador NVIDIA' % F.MIN_NVIDIA_DRIVER, S003, 'driver')
 
 
 def test_gke_requirements_prose():
@@ -939,14 +948,14 @@ def test_families_for_technology():
 
 
 def test_check_provisioning_model():
-    assert F.check_provisioning_model('a3-megagpu-8g', 'reservation_bound').reservation_required
-    assert F.check_provisioning_model('a3-edgegpu-8g', None).name == 'STANDARD'
+    assert F.check_provisioning_model(F.FAMILIES['a3-megagpu-8g'], 'reservation_bound').reservation_required
+    assert F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], None).name == 'STANDARD'
     with pytest.raises(ValueError, match=r'^provisioning_model: a3-edgegpu-8g does not support RESERVATION_BOUND; '
                                          r'use one of: STANDARD, SPOT, FLEX_START$'):
-        F.check_provisioning_model('a3-edgegpu-8g', 'RESERVATION_BOUND')
+        F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], 'RESERVATION_BOUND')
     with pytest.raises(ValueError, match=r"^provisioning_model: unknown provisioning model 'PREEMPTIBLE'; choose one of: "):
-        F.check_provisioning_model('a3-highgpu-8g', 'PREEMPTIBLE')
-    assert F.check_provisioning_model('a3-ultragpu-8g', 'SPOT').name == 'SPOT'  # no source lists its models
+        F.check_provisioning_model(F.FAMILIES['a3-highgpu-8g'], 'PREEMPTIBLE')
+    assert F.check_provisioning_model(F.FAMILIES['a3-ultragpu-8g'], 'SPOT').name == 'SPOT'  # no source lists its models
 
 
 def test_host_and_gke_stack_errors():
@@ -955,4 +964,4 @@ def test_host_and_gke_stack_errors():
     with pytest.raises(ValueError, match=r'^technology: RDMA on GKE is described by GKE_RDMA'):
         F.gke_stack('RDMA')
     with pytest.raises(ValueError, match=r"^platform: unknown platform 'k8s'"):
-        F.nccl_env('TCPX', 'k8s')
+        F.version_pair('TCPX', platform='k8s')

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 ---
-module: nccl_test
+module: nccl_perf
 short_description: Run an NCCL test (nccl-tests) and return parsed results with a pass/fail verdict
 version_added: 0.1.0
 description:
   - Runs an nccl-tests benchmark and returns every result it printed, parsed, with a verdict that
-    says pass or fail and why, from the machine family's thresholds in the collection's catalog.
+    says pass or fail and why, from the machine type's thresholds in the collection's catalog.
   - "O(mode=gce): the seed manual's flow on Compute Engine: inside the running NCCL container it runs
     C(/scripts/init_ssh.sh), C(/scripts/gen_hostfiles.sh) and the per-technology run script
     (C(run-nccl-tcpxo.sh) for GPUDirect-TCPXO, C(run-allgather.sh) for GPUDirect-TCPX) with the
@@ -44,14 +44,14 @@ options:
     type: str
     choices: [gce, local, parse]
     default: local
-  family:
+  machine_type:
     description:
-      - Machine family (for example V(a3-megagpu-8g)); selects the bandwidth thresholds, the GPUDirect
+      - Machine type (for example V(a3-megagpu-8g)); selects the bandwidth thresholds, the GPUDirect
         network NCCL must use, the expected GPUs for the preflight and, in O(mode=gce), the technology's run script.
     type: str
   technology:
     description:
-      - GPUDirect technology when no O(family) is given (V(TCPX), V(TCPXO) or V(RDMA)).
+      - GPUDirect technology when no O(machine_type) is given (V(TCPX), V(TCPXO) or V(RDMA)).
     type: str
   collective:
     description:
@@ -114,7 +114,7 @@ options:
     type: int
     default: 2
   ngpus:
-    description: C(-g), GPUs per process; defaults to the family's GPU count, else nccl-tests' default (1).
+    description: C(-g), GPUs per process; defaults to the machine type's GPU count, else nccl-tests' default (1).
     type: int
   iters:
     description: C(-n), timed iterations per size (nccl-tests' default when unset).
@@ -153,7 +153,7 @@ options:
     type: bool
     default: true
   expected_gpus:
-    description: GPUs the preflight expects; defaults to the family's GPU count (not checked without a family).
+    description: GPUs the preflight expects; defaults to the machine type's GPU count (not checked without O(machine_type)).
     type: int
   nvidia_smi:
     description:
@@ -161,10 +161,10 @@ options:
         C(cos-extensions install gpu)), else C(/usr/local/nvidia/bin/nvidia-smi).
     type: path
 notes:
-  - The verdict's bandwidth thresholds come from the catalog (C(families.py)); for example 30 GB/s average bus
+  - The verdict's bandwidth thresholds come from the catalog (C(module_utils/catalog/families.py)); for example 30 GB/s average bus
     bandwidth of a 2-node all_gather on A3 Mega, 25 on A3 High, 100 on A3 Ultra. No source gives thresholds for
     other collectives; give O(thresholds) to gate on them.
-  - "GPUDirect check: when NCCL logs C(Using network Socket) although the family uses TCPX/TCPXO/RDMA, the test
+  - "GPUDirect check: when NCCL logs C(Using network Socket) although the machine type uses TCPX/TCPXO/RDMA, the test
     fails even if the bandwidth passes -- the GPUDirect plugin was not loaded."
 seealso:
   - name: nccl-tests
@@ -174,16 +174,16 @@ seealso:
 
 EXAMPLES = r"""
 - name: Run the seed's GPUDirect-TCPXO all_gather test between two A3 Mega VMs
-  aiinfra.gpudirect.nccl_test:
+  aiinfra.gpudirect.nccl_perf:
     mode: gce
-    family: a3-megagpu-8g
+    machine_type: a3-megagpu-8g
     hosts: [a3mega-vm-1, a3mega-vm-2]
   register: nccl
 
 - name: Run all_gather_perf installed on the host and fail on a bad verdict
-  aiinfra.gpudirect.nccl_test:
+  aiinfra.gpudirect.nccl_perf:
     mode: local
-    family: a3-ultragpu-8g
+    machine_type: a3-ultragpu-8g
     binary: /opt/nccl-tests/build/all_gather_perf
     minbytes: 1K
     maxbytes: 8G
@@ -192,9 +192,9 @@ EXAMPLES = r"""
     fail_on_verdict: true
 
 - name: Judge output that kubectl exec printed on GKE
-  aiinfra.gpudirect.nccl_test:
+  aiinfra.gpudirect.nccl_perf:
     mode: parse
-    family: a3-highgpu-8g
+    machine_type: a3-highgpu-8g
     collective: all_gather
     output: "{{ exec_result.stdout }}"
   register: nccl
@@ -206,7 +206,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 parsed:
-  description: Everything parsed from the output (see module_utils/nccl.py parse()).
+  description: Everything parsed from the output (see module_utils/nccl/parse.py parse()).
   returned: always
   type: dict
   contains:
@@ -296,8 +296,11 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import preflight as nccl_preflight
 
 NVIDIA_SMI_FALLBACKS = ('/var/lib/nvidia/bin/nvidia-smi', '/usr/local/nvidia/bin/nvidia-smi')
 SIZE_PATTERN = r'^\d+(\.\d+)?[KkMmGg]?$'
@@ -306,7 +309,7 @@ SIZE_PATTERN = r'^\d+(\.\d+)?[KkMmGg]?$'
 def argument_spec():
     return dict(
         mode=dict(type='str', default='local', choices=['gce', 'local', 'parse']),
-        family=dict(type='str'),
+        machine_type=dict(type='str'),
         technology=dict(type='str'),
         collective=dict(type='str'),
         thresholds=dict(type='dict', default={}),
@@ -341,14 +344,14 @@ class UsageError(ValueError):
     """Bad module input; the message names the option and the fix."""
 
 
-def resolve_family(params):
-    """(family name or None, Family or None, technology or None)."""
-    family = families.get_family(params['family'], field='family') if params['family'] else None
+def verdict_target(params):
+    """(machine type or None, its catalog entry or None, technology or None): what the verdict judges against."""
+    family = families.get_family(params['machine_type'], field='machine_type') if params['machine_type'] else None
     technology = params['technology']
     if technology:
-        technology = families._check_technology(technology, field='technology')
+        technology = families.check_technology(technology, field='technology')
         if family and family.technology != technology:
-            raise UsageError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix family'
+            raise UsageError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
                              % (family.machine_type, family.technology, technology))
     return (family.machine_type if family else None), family, (technology or (family.technology if family else None))
 
@@ -356,10 +359,10 @@ def resolve_family(params):
 def gce_command(params, technology):
     """``docker exec CONTAINER bash -c SCRIPT``: seed 000's setup commands and run script, from the catalog."""
     if not technology:
-        raise UsageError('family: mode gce needs family (or technology) to pick the seed\'s run script; '
-                         'for example family: a3-megagpu-8g')
+        raise UsageError('machine_type: mode gce needs machine_type (or technology) to pick the seed\'s run script; '
+                         'for example machine_type: a3-megagpu-8g')
     try:
-        stack = families.host_stack(technology)
+        stack = host_stacks.host_stack(technology)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     hosts = params['hosts'] or []
@@ -378,7 +381,7 @@ def gce_command(params, technology):
 def collective_in_command(command):
     """The collective a run command names (``all_gather_perf``, ``run-allgather.sh``), else None."""
     match = re.search(r'\b([a-z_]+)_perf\b', command) or re.search(r'run-(allgather|allreduce)\.sh', command)
-    return nccl.collective_name(match.group(1)) if match else None
+    return nccl_parse.collective_name(match.group(1)) if match else None
 
 
 def local_command(params, family):
@@ -438,15 +441,15 @@ def preflight(module, family):
     if not binary:
         module.fail_json(msg='preflight: nvidia-smi not found on PATH, %s; install the GPU driver (COS: '
                              'cos-extensions install gpu) or set nvidia_smi, or preflight: false' % ', '.join(NVIDIA_SMI_FALLBACKS))
-    rc, out, err = module.run_command([binary] + list(nccl.NVIDIA_SMI_QUERY))
+    rc, out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_QUERY))
     if rc != 0:
         module.fail_json(msg='preflight: %s failed (rc %d): %s' % (binary, rc, (err or out).strip()))
-    gpus = nccl.parse_nvidia_smi_gpus(out)
-    rc, topo_out, err = module.run_command([binary] + list(nccl.NVIDIA_SMI_TOPOLOGY))
-    topology = nccl.parse_nvidia_smi_topology(topo_out) if rc == 0 else {}
+    gpus = nccl_preflight.parse_nvidia_smi_gpus(out)
+    rc, topo_out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_TOPOLOGY))
+    topology = nccl_preflight.parse_nvidia_smi_topology(topo_out) if rc == 0 else {}
     expected = module.params['expected_gpus'] or (family.gpu_count if family else None)
-    problems = nccl.check_gpus(gpus, topology, expected_count=expected, gpu_model=family.gpu_model if family else None,
-                               min_driver=families.GKE_MIN_NVIDIA_DRIVER)
+    problems = nccl_preflight.check_gpus(gpus, topology, expected_count=expected, gpu_model=family.gpu_model if family else None,
+                                         min_driver=families.MIN_NVIDIA_DRIVER)
     facts = {'nvidia_smi': binary, 'gpus': gpus, 'topology': topology, 'problems': problems, 'passed': not problems}
     if problems:
         module.fail_json(msg='preflight: the GPUs are not fit for an NCCL test: %s' % '; '.join(problems), preflight=facts)
@@ -462,7 +465,7 @@ def keep_log(module, text, failed):
         with open(path, 'w', encoding='utf-8') as handle:
             handle.write(text)
         return path
-    handle, path = tempfile.mkstemp(prefix='nccl_test-%s-' % time.strftime('%Y%m%dT%H%M%S'), suffix='.log')
+    handle, path = tempfile.mkstemp(prefix='nccl_perf-%s-' % time.strftime('%Y%m%dT%H%M%S'), suffix='.log')
     with os.fdopen(handle, 'w', encoding='utf-8') as stream:
         stream.write(text)
     return path
@@ -496,9 +499,9 @@ def judge(module, text, family_name, technology, hint, extra):
     if 'rc' in extra:
         extra['run_problems'] = problems
     try:
-        results = nccl.parse(text, collective=hint)
-        verdict = nccl.evaluate(results, family=family_name, thresholds=module.params['thresholds'], technology=technology,
-                                require_network_evidence=module.params['require_network_evidence'], run_problems=problems)
+        results = nccl_parse.parse(text, collective=hint)
+        verdict = nccl_verdict.evaluate(results, machine_type=family_name, thresholds=module.params['thresholds'], technology=technology,
+                                        require_network_evidence=module.params['require_network_evidence'], run_problems=problems)
     except ValueError as exc:
         module.fail_json(msg=str(exc), **extra)
     failed = not verdict['passed']
@@ -514,8 +517,8 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     try:
-        family_name, family, technology = resolve_family(params)
-        nccl.thresholds_for(family_name, params['thresholds'])
+        family_name, family, technology = verdict_target(params)
+        nccl_verdict.thresholds_for(family_name, params['thresholds'])
         if params['timeout'] <= 0:
             raise UsageError('timeout: %d; give the seconds the test may run, for example 1800' % params['timeout'])
         if params['mode'] == 'parse':

@@ -7,7 +7,7 @@ overrides, retries with capped exponential backoff and jitter, a requestId on ev
 Compute call, operations awaited with the API's own ``wait`` method, pagination, aggregated
 lists, concurrent submission, and one error type whose text names the resource and the cause.
 
-It has no Ansible dependency, so modules (through gcp_module.py) and the inventory plugin share
+It has no Ansible dependency, so modules (through gcp/module.py) and the inventory plugin share
 it. It runs on the controller: google-auth and requests are controller requirements
 (requirements.txt), imported lazily so that a missing library becomes a clear error, not an
 ImportError at import time.
@@ -25,6 +25,8 @@ import threading
 import time
 import traceback
 import uuid
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links import resource_name
 
 # requests is imported when the first Transport is made: a cached inventory never sends a request and
 # need not pay for the import (about 40 ms).
@@ -197,36 +199,46 @@ class Credentials:
             headers['Authorization'] = 'Bearer %s' % self._credentials.token
 
 
-def resolve_settings(params=None, environ=None):
-    """Connection settings from options, falling back to the GCP_* / CLOUDSDK_* environment.
+# The environment variable each connection option falls back to. The GCP_* names are those of the
+# google.cloud collection and of AWX's built-in GCE credential; CLOUDSDK_API_ENDPOINT_OVERRIDES_* are
+# the variables gcloud honours, so one environment points gcloud and this collection at the same
+# endpoint. The modules (gcp/module.py), the inventory plugin and resolve_settings read this table;
+# the option docs (doc_fragments/gcp.py, inventory/gce.py) are checked against it by a unit test.
+ENVIRONMENT = {
+    'project': 'GCP_PROJECT',
+    'auth_kind': 'GCP_AUTH_KIND',
+    'service_account_file': 'GCP_SERVICE_ACCOUNT_FILE',
+    'service_account_contents': 'GCP_SERVICE_ACCOUNT_CONTENTS',
+    'access_token': 'GCP_ACCESS_TOKEN',
+    'scopes': 'GCP_SCOPES',
+    'compute_endpoint': 'CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE',
+    'container_endpoint': 'CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER',
+}
 
-    The GCP_* names are those of the google.cloud collection and of AWX's built-in GCE
-    credential; CLOUDSDK_API_ENDPOINT_OVERRIDES_* are the variables gcloud honours, so one
-    environment points gcloud and this collection at the same endpoint.
-    """
+
+def resolve_settings(params=None, environ=None):
+    """Connection settings from options, falling back to the environment variables of ENVIRONMENT."""
     params = dict(params or {})
     environ = os.environ if environ is None else environ
 
-    def pick(option, *variables):
+    def pick(option):
         value = params.get(option)
-        if value in (None, '', []):
-            for variable in variables:
-                if environ.get(variable):
-                    return environ[variable]
+        if value in (None, '', []) and environ.get(ENVIRONMENT[option]):
+            return environ[ENVIRONMENT[option]]
         return value
 
-    scopes = pick('scopes', 'GCP_SCOPES')
+    scopes = pick('scopes')
     if isinstance(scopes, str):
         scopes = [scope.strip() for scope in scopes.split(',') if scope.strip()]
     settings = {
-        'project': pick('project', 'GCP_PROJECT'),
-        'auth_kind': pick('auth_kind', 'GCP_AUTH_KIND') or 'application',
-        'service_account_file': pick('service_account_file', 'GCP_SERVICE_ACCOUNT_FILE'),
-        'service_account_contents': pick('service_account_contents', 'GCP_SERVICE_ACCOUNT_CONTENTS'),
-        'access_token': pick('access_token', 'GCP_ACCESS_TOKEN'),
+        'project': pick('project'),
+        'auth_kind': pick('auth_kind') or 'application',
+        'service_account_file': pick('service_account_file'),
+        'service_account_contents': pick('service_account_contents'),
+        'access_token': pick('access_token'),
         'scopes': list(scopes or DEFAULT_SCOPES),
-        'compute_endpoint': pick('compute_endpoint', 'CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE') or COMPUTE_DEFAULT_ENDPOINT,
-        'container_endpoint': pick('container_endpoint', 'CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER') or CONTAINER_DEFAULT_ENDPOINT,
+        'compute_endpoint': pick('compute_endpoint') or COMPUTE_DEFAULT_ENDPOINT,
+        'container_endpoint': pick('container_endpoint') or CONTAINER_DEFAULT_ENDPOINT,
     }
     return settings
 
@@ -376,8 +388,25 @@ def _join(base, path):
     return base.rstrip('/') + '/' + path.lstrip('/')
 
 
-def _last_segment(url):
-    return url.rstrip('/').rsplit('/', 1)[-1] if url else None
+def map_concurrently(function, items, max_workers=8):
+    """Call function(item) for every item on a thread pool; return [(item, result, error)] in item order.
+
+    Errors are GcpError instances, returned rather than raised, so one failed resource does not
+    hide what happened to the others.
+    """
+    items = list(items)
+    if not items:
+        return []
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(items)))) as pool:
+        futures = {pool.submit(function, item): index for index, item in enumerate(items)}
+        for future in concurrent.futures.as_completed(futures):
+            index = futures[future]
+            try:
+                results[index] = (items[index], future.result(), None)
+            except GcpError as exc:
+                results[index] = (items[index], None, exc)
+    return [results[index] for index in range(len(items))]
 
 
 class _ApiClient:
@@ -409,26 +438,6 @@ class _ApiClient:
             if exc.not_found:
                 return None
             raise
-
-    def map_concurrently(self, function, items, max_workers=8):
-        """Call function(item) for every item on a thread pool; return [(item, result, error)] in item order.
-
-        Errors are GcpError instances, returned rather than raised, so one failed resource does not
-        hide what happened to the others.
-        """
-        items = list(items)
-        if not items:
-            return []
-        results = {}
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(items)))) as pool:
-            futures = {pool.submit(function, item): index for index, item in enumerate(items)}
-            for future in concurrent.futures.as_completed(futures):
-                index = futures[future]
-                try:
-                    results[index] = (items[index], future.result(), None)
-                except GcpError as exc:
-                    results[index] = (items[index], None, exc)
-        return [results[index] for index in range(len(items))]
 
 
 class ComputeClient(_ApiClient):
@@ -475,9 +484,9 @@ class ComputeClient(_ApiClient):
 
     def operation_path(self, operation):
         if operation.get('zone'):
-            return 'zones/%s/operations/%s' % (_last_segment(operation['zone']), operation['name'])
+            return 'zones/%s/operations/%s' % (resource_name(operation['zone']), operation['name'])
         if operation.get('region'):
-            return 'regions/%s/operations/%s' % (_last_segment(operation['region']), operation['name'])
+            return 'regions/%s/operations/%s' % (resource_name(operation['region']), operation['name'])
         return 'global/operations/%s' % operation['name']
 
     def wait(self, operation, action, timeout=600.0, progress=None):

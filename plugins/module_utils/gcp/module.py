@@ -3,7 +3,7 @@
 """The one base of the collection's Google Cloud modules.
 
 GpuDirectModule adds the connection options (documented in doc_fragments/gcp.py) to a module's
-argument spec, with the GCP_* / CLOUDSDK_* environment fallbacks, builds the clients of gcp.py
+argument spec, with the GCP_* / CLOUDSDK_* environment fallbacks, builds the clients of gcp/client.py
 once asked, and turns a GcpError into one fail_json call that carries the status, reason and
 operation error codes.
 """
@@ -12,22 +12,22 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 
-CONNECTION_ARGUMENT_SPEC = {
-    'project': {'type': 'str', 'fallback': (env_fallback, ['GCP_PROJECT'])},
-    'auth_kind': {'type': 'str', 'default': 'application', 'choices': list(gcp.AUTH_KINDS),
-                  'fallback': (env_fallback, ['GCP_AUTH_KIND'])},
-    'service_account_file': {'type': 'path', 'fallback': (env_fallback, ['GCP_SERVICE_ACCOUNT_FILE'])},
-    'service_account_contents': {'type': 'jsonarg', 'no_log': True, 'fallback': (env_fallback, ['GCP_SERVICE_ACCOUNT_CONTENTS'])},
-    'access_token': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['GCP_ACCESS_TOKEN'])},
-    'scopes': {'type': 'list', 'elements': 'str', 'default': list(gcp.DEFAULT_SCOPES), 'fallback': (env_fallback, ['GCP_SCOPES'])},
-    'compute_endpoint': {'type': 'str', 'default': gcp.COMPUTE_DEFAULT_ENDPOINT,
-                         'fallback': (env_fallback, ['CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE'])},
-    'container_endpoint': {'type': 'str', 'default': gcp.CONTAINER_DEFAULT_ENDPOINT,
-                           'fallback': (env_fallback, ['CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER'])},
-    'retry_deadline': {'type': 'float', 'default': 300.0},
+_CONNECTION_OPTIONS = {
+    'project': {'type': 'str'},
+    'auth_kind': {'type': 'str', 'default': 'application', 'choices': list(gcp_client.AUTH_KINDS)},
+    'service_account_file': {'type': 'path'},
+    'service_account_contents': {'type': 'jsonarg', 'no_log': True},
+    'access_token': {'type': 'str', 'no_log': True},
+    'scopes': {'type': 'list', 'elements': 'str', 'default': list(gcp_client.DEFAULT_SCOPES)},
+    'compute_endpoint': {'type': 'str', 'default': gcp_client.COMPUTE_DEFAULT_ENDPOINT},
+    'container_endpoint': {'type': 'str', 'default': gcp_client.CONTAINER_DEFAULT_ENDPOINT},
 }
+CONNECTION_ARGUMENT_SPEC = dict(
+    {name: dict(spec, fallback=(env_fallback, [gcp_client.ENVIRONMENT[name]])) for name, spec in _CONNECTION_OPTIONS.items()},
+    retry_deadline={'type': 'float', 'default': 300.0},
+)
 
 
 class GpuDirectModule:
@@ -57,10 +57,10 @@ class GpuDirectModule:
             params = self.module.params
             if not params.get('project'):
                 self.module.fail_json(msg='project is required: set the project option or the GCP_PROJECT environment variable')
-            retry = gcp.RetryPolicy(deadline=params['retry_deadline'])
+            retry = gcp_client.RetryPolicy(deadline=params['retry_deadline'])
             try:
-                self._clients = gcp.clients_from(params, environ={}, retry=retry)
-            except gcp.GcpError as exc:
+                self._clients = gcp_client.clients_from(params, environ={}, retry=retry)
+            except gcp_client.GcpError as exc:
                 self.fail_from_error(exc)
         return self._clients
 

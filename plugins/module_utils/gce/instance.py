@@ -15,7 +15,9 @@ from __future__ import annotations
 import copy
 import re
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 
 DURATION_PATTERN = re.compile(r'^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$')
 RESERVATION_KEY = 'compute.googleapis.com/reservation-name'
@@ -53,7 +55,7 @@ def instance_names(names=None, count=None, name_pattern=None, prefix=None):
         if not name_pattern:
             raise SpecError('name_pattern: give a pattern with {n}, e.g. a3high-vm-{n}, or list the names')
         if prefix is None and '{prefix}' in name_pattern:
-            raise SpecError('name_pattern: %r uses {prefix}, which comes from fabric_prefix; give names, or a pattern without {prefix}'
+            raise SpecError('name_pattern: %r uses {prefix}, which comes from network_prefix; give names, or a pattern without {prefix}'
                             % name_pattern)
         try:
             result = [name_pattern.format(prefix=prefix, n=n) for n in range(1, count + 1)]
@@ -64,7 +66,7 @@ def instance_names(names=None, count=None, name_pattern=None, prefix=None):
     else:
         raise SpecError('names/count: give the VM names, or a count with a name_pattern')
     for name in result:
-        if not families.GCE_NAME_PATTERN.match(name):
+        if not compute.GCE_NAME_PATTERN.match(name):
             raise SpecError("names: '%s' is not a valid VM name (lowercase letters, digits and hyphens, starting with a letter, "
                             "at most 63 characters)" % name)
     if len(set(result)) != len(result):
@@ -76,10 +78,10 @@ def check_interfaces(family, pairs):
     """The catalog's NIC rule: 1 management + N data NICs, each on its own VPC network."""
     expected = family.nic_count
     if len(pairs) != expected:
-        raise SpecError('network_interfaces: %s needs %d NICs (%d management + %d data, %s), %d given; use fabric_prefix or list %d'
+        raise SpecError('network_interfaces: %s needs %d NICs (%d management + %d data, %s), %d given; use network_prefix or list %d'
                         % (family.machine_type, expected, family.management_nic_count, family.data_nic_count,
                            family.technology, len(pairs), expected))
-    networks = [families.resource_name(network) for network, _subnet in pairs]
+    networks = [links.resource_name(network) for network, _subnet in pairs]
     duplicated = sorted({name for name in networks if networks.count(name) > 1})
     if duplicated:
         raise SpecError('network_interfaces: network %s carries more than one NIC; each NIC of a VM needs its own VPC network'
@@ -105,10 +107,6 @@ class InstanceSpec:
         return body
 
 
-def region_of(zone):
-    return zone.rsplit('-', 1)[0]
-
-
 def build_instance_spec(project, zone, machine_type, interfaces, provisioning_model='standard', termination_action=None,
                         max_run_duration=None, request_valid_for_duration=None, reservation=None, restart_on_failure=True,
                         image=None, image_family=None, image_project=None, boot_disk_size_gb=None, boot_disk_type=None,
@@ -117,31 +115,31 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     """Check every input against the catalog and return the InstanceSpec; raise SpecError first."""
     try:
         family = families.get_family(machine_type, field='machine_type')
-        model = families.check_provisioning_model(machine_type, provisioning_model, field='provisioning_model')
+        model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model')
     except ValueError as exc:
         raise SpecError(str(exc)) from None
     if families.GCE not in family.platforms:
         raise SpecError('machine_type: %s runs on GKE only in this collection; use the GKE roles' % family.machine_type)
     check_interfaces(family, interfaces)
-    scheduling = {'onHostMaintenance': families.ON_HOST_MAINTENANCE, 'automaticRestart': bool(restart_on_failure)}
+    scheduling = {'onHostMaintenance': compute.ON_HOST_MAINTENANCE, 'automaticRestart': bool(restart_on_failure)}
     body = {'canIpForward': False, 'deletionProtection': False, 'scheduling': scheduling}
-    if model.name != families.STANDARD:
+    if model.name != compute.STANDARD:
         scheduling['provisioningModel'] = model.name
     if model.termination_action_required:
         if not termination_action:
             raise SpecError('termination_action: %s needs one of %s (what happens to the VM when it is reclaimed or its time ends)'
-                            % (model.name.lower(), ', '.join(families.TERMINATION_ACTIONS)))
+                            % (model.name.lower(), ', '.join(compute.TERMINATION_ACTIONS)))
         scheduling['instanceTerminationAction'] = termination_action.upper()
     elif termination_action:
         raise SpecError('termination_action: only spot, flex_start and reservation_bound VMs take one; remove it for %s' % model.name.lower())
-    if model.name == families.SPOT:
+    if model.name == compute.SPOT:
         # gcloud sends SPOT as preemptible without automatic restart, even with --restart-on-failure.
         scheduling.update(automaticRestart=False, preemptible=True)
     if model.max_run_duration_required:
         if not max_run_duration:
-            raise SpecError('max_run_duration: flex_start VMs need one (%s to %s), e.g. 7d' % families.MAX_RUN_DURATION_RANGE)
+            raise SpecError('max_run_duration: flex_start VMs need one (%s to %s), e.g. 7d' % compute.MAX_RUN_DURATION_RANGE)
         seconds = parse_duration('max_run_duration', max_run_duration)
-        _check_range('max_run_duration', seconds, families.MAX_RUN_DURATION_RANGE)
+        _check_range('max_run_duration', seconds, compute.MAX_RUN_DURATION_RANGE)
         scheduling['maxRunDuration'] = {'seconds': str(seconds)}
     elif max_run_duration:
         raise SpecError('max_run_duration: only flex_start VMs take one in this collection; remove it for %s' % model.name.lower())
@@ -149,7 +147,7 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
         if request_valid_for_duration is None:
             raise SpecError('request_valid_for_duration: flex_start VMs need one: 90s to 2h for this zone only, or 0s for any zone')
         seconds = parse_duration('request_valid_for_duration', request_valid_for_duration) if request_valid_for_duration != '0s' else 0
-        _check_range('request_valid_for_duration', seconds, families.REQUEST_VALID_FOR_DURATION_RANGE, extra_allowed=(0,))
+        _check_range('request_valid_for_duration', seconds, compute.REQUEST_VALID_FOR_DURATION_RANGE, extra_allowed=(0,))
         body['params'] = {'requestValidForDuration': {'seconds': str(seconds)}}
     elif request_valid_for_duration:
         raise SpecError('request_valid_for_duration: only flex_start VMs take one; remove it for %s' % model.name.lower())
@@ -189,12 +187,12 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     if tags:
         body['tags'] = {'items': sorted(tags)}
     if placement_policy:
-        body['resourcePolicies'] = ['regions/%s/resourcePolicies/%s' % (region_of(zone), placement_policy)]
+        body['resourcePolicies'] = ['regions/%s/resourcePolicies/%s' % (links.region_of(zone), placement_policy)]
 
     nics = []
     for index, (network, subnetwork) in enumerate(interfaces):
         nic = {'network': network if '/' in network else 'global/networks/%s' % network,
-               'subnetwork': subnetwork if '/' in subnetwork else 'regions/%s/subnetworks/%s' % (region_of(zone), subnetwork),
+               'subnetwork': subnetwork if '/' in subnetwork else 'regions/%s/subnetworks/%s' % (links.region_of(zone), subnetwork),
                'nicType': families.GVNIC}
         if index == 0 and external_ip:
             nic['accessConfigs'] = [{'name': 'external-nat', 'type': 'ONE_TO_ONE_NAT'}]
@@ -210,9 +208,9 @@ IN_PLACE = {'labels': 'setLabels', 'metadata': 'setMetadata', 'tags': 'setTags'}
 def comparable(field, value):
     """A field of a body or of an API resource reduced to what decides equality."""
     if field == 'machineType':
-        return families.resource_name(value)
+        return links.resource_name(value)
     if field == 'networkInterfaces':
-        return [(families.resource_name(nic.get('network')), families.resource_name(nic.get('subnetwork')), nic.get('nicType') or 'VIRTIO_NET',
+        return [(links.resource_name(nic.get('network')), links.resource_name(nic.get('subnetwork')), nic.get('nicType') or 'VIRTIO_NET',
                  bool(nic.get('accessConfigs'))) for nic in value or []]
     if field == 'scheduling':
         value = dict(value or {})
@@ -222,7 +220,7 @@ def comparable(field, value):
         return {key: value.get(key) for key in keep if value.get(key) is not None}
     if field == 'reservationAffinity':
         value = dict(value or {})
-        return (value.get('consumeReservationType', 'ANY_RESERVATION'), tuple(families.resource_name(v) for v in value.get('values', [])))
+        return (value.get('consumeReservationType', 'ANY_RESERVATION'), tuple(links.resource_name(v) for v in value.get('values', [])))
     if field == 'metadata':
         return sorted((item['key'], item.get('value')) for item in (value or {}).get('items', []))
     if field == 'tags':
@@ -232,7 +230,7 @@ def comparable(field, value):
     if field == 'serviceAccounts':
         return [(account.get('email'), sorted(account.get('scopes', []))) for account in value or []]
     if field == 'resourcePolicies':
-        return sorted(families.resource_name(policy) for policy in value or [])
+        return sorted(links.resource_name(policy) for policy in value or [])
     return value
 
 
@@ -267,14 +265,14 @@ def instance_summary(instance):
     scheduling = instance.get('scheduling', {})
     return {
         'name': instance['name'],
-        'zone': families.resource_name(instance.get('zone')),
+        'zone': links.resource_name(instance.get('zone')),
         'status': instance.get('status'),
-        'machine_type': families.resource_name(instance.get('machineType')),
+        'machine_type': links.resource_name(instance.get('machineType')),
         'provisioning_model': scheduling.get('provisioningModel', 'STANDARD'),
         'management_ip': nics[0].get('networkIP') if nics else None,
         'external_ip': external[0] if external else None,
         'data_ips': [nic.get('networkIP') for nic in nics[1:]],
-        'networks': [families.resource_name(nic.get('network')) for nic in nics],
+        'networks': [links.resource_name(nic.get('network')) for nic in nics],
         'nic_types': [nic.get('nicType', 'VIRTIO_NET') for nic in nics],
         'self_link': instance.get('selfLink'),
     }
@@ -286,6 +284,6 @@ def planned_summary(spec, name):
     return {
         'name': name, 'zone': None, 'status': 'ABSENT', 'machine_type': spec.family.machine_type,
         'provisioning_model': spec.provisioning_model, 'management_ip': None, 'external_ip': None, 'data_ips': [],
-        'networks': [families.resource_name(nic['network']) for nic in body['networkInterfaces']],
+        'networks': [links.resource_name(nic['network']) for nic in body['networkInterfaces']],
         'nic_types': [nic['nicType'] for nic in body['networkInterfaces']], 'self_link': None,
     }

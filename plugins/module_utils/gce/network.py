@@ -1,8 +1,8 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The plan of a GPUDirect fabric on Compute Engine, as pure data.
+"""The plan of a GPUDirect network on Compute Engine, as pure data.
 
-Seed 000 builds a cluster's fabric by hand: a management VPC with its subnet and three firewall
+Seed 000 builds a cluster's GPUDirect network by hand: a management VPC with its subnet and three firewall
 rules, then one VPC per data NIC with its subnet and an internal rule. build_plan() turns a family,
 a prefix and a region into exactly those resources, as the request bodies gcloud would send,
 after checking every input; differences() compares one planned resource with what exists and
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import ipaddress
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 
 # The API accepts MTUs from 1300 to 8896 (Compute Engine VPC documentation).
 MTU_RANGE = (1300, 8896)
@@ -24,7 +26,7 @@ MANAGEMENT, DATA = 'management', 'data'
 
 
 class PlanError(ValueError):
-    """An input that cannot make a fabric; the text names the field and the fix."""
+    """An input that cannot make a GPUDirect network; the text names the field and the fix."""
 
 
 def parse_rules(spec):
@@ -71,7 +73,7 @@ class NetworkChain:
         return [self.network, self.subnet] + self.firewalls
 
 
-class FabricPlan:
+class NetworkPlan:
     def __init__(self, family, prefix, region, mtu, management_cidr, data_cidrs, internal_source_ranges, chains):
         self.family = family
         self.prefix = prefix
@@ -92,7 +94,7 @@ class FabricPlan:
         return [resource for chain in self.chains for resource in chain.resources]
 
     def summary(self):
-        return {'family': self.family.machine_type, 'technology': self.family.technology, 'prefix': self.prefix,
+        return {'machine_type': self.family.machine_type, 'technology': self.family.technology, 'network_prefix': self.prefix,
                 'region': self.region, 'mtu': self.mtu, 'management_cidr': self.management_cidr,
                 'data_cidrs': list(self.data_cidrs), 'internal_source_ranges': list(self.internal_source_ranges),
                 'networks': self.network_names}
@@ -103,7 +105,7 @@ def _network(project, name):
 
 
 def _check_name(field, name):
-    if not families.GCE_NAME_PATTERN.match(name):
+    if not compute.GCE_NAME_PATTERN.match(name):
         raise PlanError("%s: '%s' is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
                         "letter, at most 63 characters); choose a shorter or simpler prefix" % (field, name))
 
@@ -131,7 +133,7 @@ def _check_cidrs(management_cidr, data_cidrs, data_nic_count):
     for index, first in enumerate(ranges):
         for second in ranges[index + 1:]:
             if first.overlaps(second):
-                raise PlanError('management_cidr/data_cidrs: %s overlaps %s; every subnet of the fabric needs its own range' % (first, second))
+                raise PlanError('management_cidr/data_cidrs: %s overlaps %s; every subnet of the GPUDirect network needs its own range' % (first, second))
 
 
 def _check_sources(field, ranges, open_allowed_by):
@@ -144,23 +146,22 @@ def _check_sources(field, ranges, open_allowed_by):
 
 def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=None, data_cidrs=None,
                internal_source_ranges=None, ssh_source_ranges=(), ssh_from_anywhere=False, icmp_source_ranges=None):
-    """Check every input and return the FabricPlan; raise PlanError before anything is created."""
+    """Check every input and return the NetworkPlan; raise PlanError before anything is created."""
     try:
-        family = families.get_family(machine_type, field='family')
+        family = families.get_family(machine_type, field='machine_type')
     except ValueError as exc:
         raise PlanError(str(exc)) from None
     if families.GCE not in family.platforms:
-        raise PlanError('family: %s runs GPUDirect %s on GKE only in this collection; use a Compute Engine family (%s)'
-                        % (family.machine_type, family.technology,
-                           ', '.join(name for name, f in families.FAMILIES.items() if families.GCE in f.platforms)))
-    layout = families.GCE_NETWORK
+        raise PlanError('machine_type: %s runs GPUDirect %s on GKE only in this collection; use a Compute Engine machine type (%s)'
+                        % (family.machine_type, family.technology, ', '.join(families.GCE_MACHINE_TYPES)))
+    layout = compute.GCE_NETWORK
     mtu = family.mtu if mtu is None else mtu
     if not MTU_RANGE[0] <= mtu <= MTU_RANGE[1]:
-        raise PlanError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for the family default %d'
+        raise PlanError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for the machine type default %d'
                         % (mtu, MTU_RANGE[0], MTU_RANGE[1], family.mtu))
     management_cidr = management_cidr or layout['mgmt_subnet_range']
     count = family.data_nic_count
-    data_cidrs = list(data_cidrs or families.data_subnet_ranges(count))
+    data_cidrs = list(data_cidrs or compute.data_subnet_ranges(count))
     _check_cidrs(management_cidr, data_cidrs, count)
     if internal_source_ranges is None:
         default_plan = management_cidr == layout['mgmt_subnet_range'] and all(
@@ -171,10 +172,10 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
     icmp_source_ranges = [layout['ping_source_range']] if icmp_source_ranges is None else list(icmp_source_ranges)
     _networks('icmp_source_ranges', icmp_source_ranges)
     if not prefix:
-        raise PlanError('prefix: give the name prefix of the fabric, e.g. a3high (networks become a3high-mgmt-net, a3high-data-net-1, ...)')
+        raise PlanError('network_prefix: give the name prefix of the GPUDirect network, e.g. a3high (networks become a3high-mgmt-net, a3high-data-net-1, ...)')
     names = [layout[key].format(prefix=prefix, n=count) for key in ('mgmt_ping_rule', 'data_internal_rule', 'data_network')]
     for name in names:
-        _check_name('prefix', name)
+        _check_name('network_prefix', name)
 
     def network(name):
         return ResourcePlan('network', 'global/networks', name, {
@@ -189,7 +190,7 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
             'name': name, 'network': _network(project, network_name), 'direction': 'INGRESS',
             'allowed': parse_rules(rules), 'sourceRanges': list(sources)})
 
-    (mgmt, mgmt_subnet), *data_names = families.fabric_interfaces(prefix, count)
+    (mgmt, mgmt_subnet), *data_names = compute.network_interfaces(prefix, count)
     firewalls = [firewall(layout['mgmt_internal_rule'].format(prefix=prefix), mgmt, layout['internal_rules'], internal_source_ranges)]
     if ssh_source_ranges:
         firewalls.append(firewall(layout['mgmt_ssh_rule'].format(prefix=prefix), mgmt, layout['ssh_rules'], ssh_source_ranges))
@@ -199,7 +200,7 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
     for n, ((data, data_subnet), cidr) in enumerate(zip(data_names, data_cidrs), start=1):
         chains.append(NetworkChain(DATA, n, network(data), subnet(data_subnet, data, cidr), [
             firewall(layout['data_internal_rule'].format(prefix=prefix, n=n), data, layout['internal_rules'], internal_source_ranges)]))
-    return FabricPlan(family, prefix, region, mtu, management_cidr, data_cidrs, internal_source_ranges, chains)
+    return NetworkPlan(family, prefix, region, mtu, management_cidr, data_cidrs, internal_source_ranges, chains)
 
 
 # Fields a PATCH can change, per kind; every other planned field needs a new resource.
@@ -217,7 +218,7 @@ UNMANAGED_AFTER_CREATE = ('name', 'privateIpGoogleAccess')
 
 def _comparable(field, value):
     if field == 'network' and isinstance(value, str):
-        return families.resource_name(value)
+        return links.resource_name(value)
     if field == 'allowed':
         return sorted((item.get('IPProtocol'), tuple(item.get('ports', ()))) for item in value or [])
     if field == 'sourceRanges':

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import shlex
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
 
 COMMON_ARGUMENT_SPEC = dict(
     technology=dict(type='str', choices=['TCPX', 'TCPXO']),
@@ -25,11 +26,11 @@ COMMON_ARGUMENT_SPEC = dict(
 )
 
 
-def resolve_family(params):
+def resolve_technology(params):
     """(technology, family) from machine_type or technology; raises ValueError naming the field."""
     if params.get('machine_type'):
         family = families.get_family(params['machine_type'])
-        families.host_stack(family.technology)  # RDMA families have no COS host stack: say so here
+        host_stacks.host_stack(family.technology)  # RDMA families have no COS host stack: say so here
         if params.get('technology') and params['technology'] != family.technology:
             raise ValueError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
                              % (family.machine_type, family.technology, params['technology']))
@@ -48,11 +49,11 @@ def resolve_image(technology, component, params, image=None):
     rxdm = image if component == 'rxdm' and image else params['rxdm_version']
     plugin = image if component == 'plugin' and image else params['plugin_version']
     try:
-        pair = families.version_pair(technology, rxdm=rxdm, plugin=plugin)
+        pair = host_stacks.version_pair(technology, rxdm=rxdm, plugin=plugin)
     except ValueError:
         if not params['force_version_pair']:
             raise
-        default = families.version_pair(technology)
+        default = host_stacks.version_pair(technology)
         version = params['%s_version' % component]
         if image:
             return image, None
@@ -80,12 +81,12 @@ def argv_text(command):
 
 def device_fixes(technology, paths):
     """Each device path with the host step that creates it (catalog facts)."""
-    stack = families.host_stack(technology)
+    stack = host_stacks.host_stack(technology)
     fixes = []
     for path in paths:
-        if path == families.DMABUF_DEVICE and stack.modprobe_commands:
+        if path == host_stacks.DMABUF_DEVICE and stack.modprobe_commands:
             fix = ' && '.join(argv_text(c) for c in stack.modprobe_commands)
         else:
-            fix = argv_text(families.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
+            fix = argv_text(host_stacks.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
         fixes.append({'path': path, 'fix': fix})
     return fixes

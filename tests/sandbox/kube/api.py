@@ -56,6 +56,9 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
             if not self.headers.get('Authorization', '').startswith('Bearer ') or \
                     not self.headers['Authorization'][7:].strip():
                 raise errors.unauthorized()
+            if 'protobuf' in (self.headers.get('Content-Type') or '') or 'cbor' in (self.headers.get('Content-Type') or ''):
+                # The stand-in speaks JSON only; client-go then retries the write as JSON.
+                raise errors.unsupported_media_type(self.headers['Content-Type'], ('application/json', 'application/yaml'))
             result = self.route(url.path.rstrip('/') or '/', body)
             if result is not None:
                 code, document = result[0], result[1]
@@ -97,6 +100,8 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
             return 200, cluster.version_info()
         if path in ('/healthz', '/readyz', '/livez'):
             return self.plain('ok')
+        if parts[:2] == ['openapi', 'v2']:
+            return self.openapi_v2()
         if parts[:2] == ['openapi', 'v3']:
             return self.openapi(parts[2:])
         if parts[:1] == ['api']:
@@ -211,6 +216,23 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
                 resources.append(sub_entry)
         return 200, {'kind': 'APIResourceList', 'apiVersion': 'v1',
                      'groupVersion': '%s/%s' % (group, version) if group else version, 'resources': resources}
+
+    def openapi_v2(self):
+        """A definition-less OpenAPI v2 document (protobuf, as kubectl asks for it).
+
+        kubectl falls back to v2 only for a kind that v3 does not describe (a custom resource whose
+        CRD is missing); with no definition for the kind its validation passes and kubectl answers
+        from discovery, ``no matches for kind``, as it does against a real cluster.
+        """
+        def field(number, payload):
+            return bytes([(number << 3) | 2, len(payload)]) + payload
+        version = ('v' + self.server.cluster.version).encode()
+        document = field(1, b'2.0') + field(2, field(1, b'Kubernetes') + field(2, version))
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf')
+        self.send_header('Content-Length', str(len(document)))
+        self.end_headers()
+        self.wfile.write(document)
 
     # ----- OpenAPI v3 -----
     def openapi(self, parts):

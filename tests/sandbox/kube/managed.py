@@ -121,7 +121,9 @@ def from_fields_v1(tree, prefix=()):
         path = prefix + (element,)
         if not child or set(child) == {'.'}:
             paths.add(path)
-        paths |= from_fields_v1(child, path) - {path} if child and set(child) != {'.'} else set()
+        else:
+            paths |= from_fields_v1(child, path)   # includes path itself where child has "."
+
     return paths
 
 
@@ -218,8 +220,11 @@ def apply(fieldsets, live, applied, manager, api_version, force, time, merge):
             others |= paths
         if paths:
             new_entries.append(dict(entry, fieldsV1=to_fields_v1(paths)) if paths != entry_paths(entry) else entry)
-    for path in sorted(((entry_paths(mine) if mine else set()) - set(applied_paths) - others), key=len, reverse=True):
-        remove_path(merged, path)
+    removed = []
+    for path in sorted(((entry_paths(mine) if mine else set()) - set(applied_paths) - others), key=len):
+        if not any(path[:len(done)] == done for done in removed):   # an item goes whole, identified by its keys
+            remove_path(merged, path)
+            removed.append(path)
     if mine is not None and entry_paths(mine) == set(applied_paths):
         new_entries.append(mine)
     elif applied_paths:

@@ -39,10 +39,11 @@ def build_document(cluster, group, version, resources):
             if request:
                 op['requestBody'] = request
             return op
+        # Custom resources take no strategic merge patch; kubectl reads that from this list (Patcher.gvkSupportsPatchOpenAPIV3).
+        media_types = ('application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json') + \
+            (() if resource.crd else ('application/strategic-merge-patch+json',))
         patch_body = {'content': {media: {'schema': _ref('io.k8s.apimachinery.pkg.apis.meta.v1.Patch')}
-                                  for media in ('application/apply-patch+yaml', 'application/json-patch+json',
-                                                'application/merge-patch+json', 'application/strategic-merge-patch+json')},
-                      'required': True}
+                                  for media in media_types}, 'required': True}
         paths[base] = {'get': operation('list', ('labelSelector', 'fieldSelector', 'limit', 'continue', 'resourceVersion',
                                                  'watch', 'allowWatchBookmarks', 'timeoutSeconds')),
                        'post': operation('post', COMMON, body),

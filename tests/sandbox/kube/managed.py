@@ -202,13 +202,13 @@ def apply(fieldsets, live, applied, manager, api_version, force, time, merge):
             continue
         for path in entry_paths(entry) & set(applied_paths):
             if path in live_paths and live_paths[path] != applied_paths[path] and applied_paths[path] is not None:
-                conflicts.append((entry['manager'], entry.get('apiVersion', api_version), path))
+                conflicts.append((manager_key(entry), path))
     if conflicts and not force:
         raise conflict_error(conflicts)
     merged = merge(live, applied)
     others = set()
     new_entries, mine = [], None
-    conflict_paths = {path for _, _, path in conflicts}
+    conflict_paths = {path for _, path in conflicts}
     for entry in entries:
         if _same_entry(entry, manager, 'Apply', None):
             mine = entry
@@ -233,22 +233,45 @@ def apply(fieldsets, live, applied, manager, api_version, force, time, merge):
     return merged
 
 
+def manager_key(entry):
+    """The manager identifier the apiserver keys field sets by (fieldmanager BuildManagerIdentifier): the
+    entry without fields and time, and for appliers without apiVersion; JSON in the Go struct's field order."""
+    key = {'manager': entry.get('manager', ''), 'operation': entry.get('operation', '')}
+    if entry.get('operation') != 'Apply' and entry.get('apiVersion'):
+        key['apiVersion'] = entry['apiVersion']
+    if entry.get('subresource'):
+        key['subresource'] = entry['subresource']
+    return json.dumps(key, separators=(',', ':'))
+
+
+def print_manager(key):
+    """internal/conflict.go printManager: '"name"', '"name" using v1', '... with subresource "status"'."""
+    entry = json.loads(key)
+    text = json.dumps(entry['manager'])
+    if entry.get('subresource'):
+        text += ' with subresource %s' % json.dumps(entry['subresource'])
+    if entry.get('operation') == 'Update':
+        text += ' using %s' % entry.get('apiVersion', '')
+    return text
+
+
 def conflict_error(conflicts):
-    """409 as k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager (internal.NewConflictError)."""
-    by_manager = {}
-    for manager, api_version, path in conflicts:
-        by_manager.setdefault((manager, api_version), []).append(render_path(path))
-    count = len(conflicts)
-    if len(by_manager) == 1 and count == 1:
-        (manager, api_version), paths = next(iter(by_manager.items()))
-        message = 'Apply failed with 1 conflict: conflict with "%s" using %s: %s' % (manager, api_version, paths[0])
+    """409 as k8s.io/apimachinery/pkg/util/managedfields/internal/conflict.go NewConflictError."""
+    conflicts = sorted(conflicts, key=lambda item: (item[0], render_path(item[1])))
+    causes = [{'reason': 'FieldManagerConflict', 'message': 'conflict with %s' % print_manager(key),
+               'field': render_path(path)} for key, path in conflicts]
+    if len(conflicts) == 1:
+        key, path = conflicts[0]
+        message = 'Apply failed with 1 conflict: conflict with %s: %s' % (print_manager(key), render_path(path))
     else:
-        parts = []
-        for (manager, api_version), paths in by_manager.items():
-            parts.append('conflicts with "%s" using %s:\n%s' % (manager, api_version, '\n'.join('- ' + path for path in paths)))
-        message = 'Apply failed with %d conflicts: %s' % (count, '\n'.join(parts))
-    causes = [{'reason': 'FieldManagerConflict', 'message': 'conflict with "%s" using %s' % (manager, api_version),
-               'field': render_path(path)} for manager, api_version, path in conflicts]
+        by_manager = {}
+        for key, path in conflicts:
+            by_manager.setdefault(key, []).append(render_path(path))
+        lines = []
+        for key in sorted(by_manager):
+            lines.append('conflicts with %s:' % print_manager(key))
+            lines.extend('- %s' % path for path in by_manager[key])
+        message = 'Apply failed with %d conflicts: %s' % (len(conflicts), '\n'.join(lines))
     return errors.KubeError(409, 'Conflict', message, {'causes': causes})
 
 

@@ -204,3 +204,35 @@ def test_forced_apply_takes_the_field(seeded):
     owners = {entry['manager']: entry['fieldsV1'] for entry in document['metadata']['managedFields']}
     assert owners['other'] == {'f:data': {'.': {}, 'f:a': {}}}
     assert 'f:a' not in json.dumps(owners.get('seed', {}))
+
+
+def test_strict_decoding_lists_every_field_in_the_real_order(seeded):
+    """Typed kinds: document order, a repeated unknown key reported once as unknown.  The expected line is
+    the one test/integration/apiserver/field_validation_test.go (testFieldValidationPost) expects for
+    an equivalent body."""
+    body = (b'{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "first", "name": "strict-order", '
+            b'"labels": {"app": "x"}, "unknownMeta": "v"}, "spec": {"unknown1": "v", "unknownDupe": "a", "unknownDupe": "b", '
+            b'"paused": true, "paused": false, "selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": '
+            b'{"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "busybox", "unknownNested": "v", '
+            b'"imagePullPolicy": "Always", "imagePullPolicy": "Never"}]}}}}')
+    status, document, _ = call(seeded, 'POST', DEPLOY + STRICT, body)
+    assert status == 400
+    assert document['message'] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: duplicate field '
+        '"metadata.name", unknown field "metadata.unknownMeta", unknown field "spec.unknown1", unknown field '
+        '"spec.unknownDupe", duplicate field "spec.paused", unknown field "spec.template.spec.containers[0].unknownNested", '
+        'duplicate field "spec.template.spec.containers[0].imagePullPolicy"')
+
+
+def test_strict_decoding_of_a_custom_resource_lists_duplicates_then_unknown_fields(seeded):
+    """Custom resources: every duplicate (document order), then the unknown fields pruning found
+    (field_validation_test.go testFieldValidationPostCRD)."""
+    body = (b'{"apiVersion": "networking.gke.io/v1", "kind": "Network", "metadata": {"name": "dupe", "name": "strict-cr", '
+            b'"unknownMeta": "v"}, "spec": {"zeta": 1, "type": "Device", "type": "L3", "alpha": 2, "parametersRef": '
+            b'{"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": "p", "name": "q", "extra": true}}}')
+    status, document, _ = call(seeded, 'POST', NETWORKS + STRICT, body)
+    assert status == 400
+    assert document['message'] == (
+        'Network in version "v1" cannot be handled as a Network: strict decoding error: duplicate field "metadata.name", '
+        'duplicate field "spec.type", duplicate field "spec.parametersRef.name", unknown field "metadata.unknownMeta", '
+        'unknown field "spec.alpha", unknown field "spec.parametersRef.extra", unknown field "spec.zeta"')

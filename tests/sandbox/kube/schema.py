@@ -70,22 +70,42 @@ def types_of(schema):
 
 
 class DuplicateKeys(dict):
-    """A JSON object in which some keys appeared twice (kept: the last value, as Go's decoder)."""
+    """A JSON object in which some keys appeared twice (kept: the last value, as Go's decoder).
 
-    duplicates = ()
+    ``sequence`` is the keys in document order, a repeat as ('dup', key) where it occurred."""
+
+    sequence = ()
 
 
 def object_pairs(pairs):
     result = DuplicateKeys()
-    seen = []
+    sequence = []
     for key, value in pairs:
-        if key in result:
-            seen.append(key)
+        sequence.append(('dup' if key in result else 'key', key))
         result[key] = value
-    if seen:
-        result.duplicates = tuple(seen)
+    if len(result) < len(sequence):
+        result.sequence = tuple(sequence)
         return result
     return dict(result)
+
+
+def key_sequence(value):
+    return value.sequence if isinstance(value, DuplicateKeys) else tuple(('key', key) for key in value)
+
+
+def duplicates_in_document_order(value, path=''):
+    """Every repeated key, depth first in document order (how the unstructured decoder reports them)."""
+    found = []
+    if isinstance(value, dict):
+        for kind, key in key_sequence(value):
+            if kind == 'dup':
+                found.append(join(path, key))
+            else:
+                found.extend(duplicates_in_document_order(value[key], join(path, key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(duplicates_in_document_order(item, '%s[%d]' % (path, index)))
+    return found
 
 
 def parse_body(raw, content_type):
@@ -107,7 +127,8 @@ class Problems:
     """What one walk over an object found."""
 
     def __init__(self):
-        self.unknown, self.duplicate, self.type_errors, self.required, self.enum, self.other = [], [], [], [], [], []
+        self.unknown, self.type_errors, self.required, self.enum = [], [], [], []
+        self.strict = []   # typed kinds: ('unknown'|'duplicate', path) in document order
 
 
 def join(path, key):
@@ -155,8 +176,6 @@ class SchemaCatalog:
                 problems.type_errors.append((path, value, 'string', go_struct))
             return
         kinds = types_of(schema)
-        if isinstance(value, DuplicateKeys):
-            problems.duplicate.extend(join(path, key) for key in value.duplicates)
         expected = kinds[0] if kinds else None
         if expected and not self._type_ok(value, expected):
             go_type = GO_TYPES.get((expected, schema.get('format')), GO_TYPES.get((expected, None), expected))
@@ -172,11 +191,18 @@ class SchemaCatalog:
             properties = schema.get('properties')
             struct = ref_name.rsplit('.', 1)[-1] if ref_name else go_struct
             if properties is not None:
-                for key, item in list(value.items()):
-                    if key in properties:
-                        self.walk(item, properties[key], join(path, key), problems, custom, struct, apply_defaults)
-                    elif not schema.get('x-kubernetes-preserve-unknown-fields'):
-                        problems.unknown.append(join(path, key))
+                # Typed kinds report in document order (a repeated unknown key once, as unknown); custom
+                # resources report unknown fields in the pruning walk's sorted order.
+                order = sorted(('key', key) for key in value) if custom else key_sequence(value)
+                for kind, key in order:
+                    if key not in properties:
+                        if kind == 'key' and not schema.get('x-kubernetes-preserve-unknown-fields'):
+                            problems.unknown.append(join(path, key))
+                            problems.strict.append(('unknown', join(path, key)))
+                    elif kind == 'dup':
+                        problems.strict.append(('duplicate', join(path, key)))
+                    else:
+                        self.walk(value[key], properties[key], join(path, key), problems, custom, struct, apply_defaults)
                 if apply_defaults:
                     for key, item in properties.items():
                         if key not in value and 'default' in item:
@@ -218,8 +244,7 @@ class SchemaCatalog:
         body = {key: value for key, value in obj.items() if key not in ('apiVersion', 'kind')}
         if resource.has_status() and subresource != 'status':
             body.pop('status', None)      # ignored on main-resource writes (the strategy resets it)
-        if isinstance(obj, DuplicateKeys):
-            problems.duplicate.extend(key for key in obj.duplicates)
+        top_duplicates = [key for kind, key in key_sequence(obj) if kind == 'dup']
         if resource.crd:
             schema = self.custom[(resource.group, resource.version, resource.kind)] or {}
             properties = dict(schema.get('properties') or {})
@@ -241,8 +266,12 @@ class SchemaCatalog:
             path, value, go_type, struct = problems.type_errors[0]
             raise errors.bad_request(header + 'json: cannot unmarshal %s into Go struct field %s.%s of type %s'
                                      % (json_type_name(value), struct or resource.kind, re.sub(r'\[[^]]*\]', '', path), go_type))
-        strict = ['unknown field "%s"' % path for path in problems.unknown] + \
-                 ['duplicate field "%s"' % path for path in problems.duplicate]
+        if resource.crd:
+            strict = ['duplicate field "%s"' % path for path in top_duplicates + duplicates_in_document_order(body)] + \
+                     ['unknown field "%s"' % path for path in problems.unknown]
+        else:
+            strict = ['duplicate field "%s"' % path for path in top_duplicates] + \
+                     ['%s field "%s"' % (kind, path) for kind, path in problems.strict]
         warnings = []
         if strict and validation == 'Strict':
             raise errors.bad_request(header + 'strict decoding error: ' + ', '.join(strict))

@@ -8,7 +8,7 @@ install)
     for dir in /var/lib/tcpxo/lib64 /var/lib/tcpx/lib64 /usr/local/nvidia/lib64; do
         mkdir -p "$dir" && echo "$STANDIN_LABEL placeholder, not a library" >"$dir/libnccl-net.so.standin"
     done
-    echo "$STANDIN_LABEL container_entry.sh install $*: placeholder plugin files written"
+    echo "$STANDIN_LABEL container_entry.sh $*: placeholder plugin files written"
     ;;
 *)
     echo "$STANDIN_LABEL container_entry.sh $*"

@@ -109,7 +109,10 @@ def to_fields_v1(paths):
                 child['.'] = {}
             mark(child, child_path)
     mark(tree, ())
-    return tree
+
+    def ordered(node):   # the apiserver writes "." first, then the other keys sorted
+        return {key: ordered(node[key]) for key in sorted(node)}
+    return ordered(tree)
 
 
 def from_fields_v1(tree, prefix=()):

@@ -414,13 +414,24 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
         fields = parse_field_selector(self.param('fieldSelector'), resource)
         timeout = float(self.param('timeoutSeconds') or 1800)
         bookmarks = self.param('allowWatchBookmarks') == 'true'
-        watcher, initial = store.open_watch(resource, namespace, labels, fields, self.param('resourceVersion'))
+        try:
+            watcher, initial = store.open_watch(resource, namespace, labels, fields, self.param('resourceVersion'))
+        except errors.KubeError as error:
+            if error.code != 410:
+                raise
+            watcher, initial = None, [('ERROR', error.status)]
         self.send_response(200)
         self.send_header('Content-Type', 'application/json')
         self.send_header('Transfer-Encoding', 'chunked')
         self.send_header('Cache-Control', 'no-cache, private')
         self.end_headers()
         deadline = time.monotonic() + timeout
+        if watcher is None:
+            # A too-old resourceVersion: the real watch answers 200 and one ERROR event with a 410 Expired Status.
+            self.chunk({'type': 'ERROR', 'object': initial[0][1]})
+            self.wfile.write(b'0\r\n\r\n')
+            self.wfile.flush()
+            return None
         try:
             for event_type, obj in initial:
                 self.chunk({'type': event_type, 'object': obj})

@@ -50,7 +50,8 @@ class _TlsServer(ThreadingHTTPServer):
 class KubeCluster:  # pylint: disable=too-many-instance-attributes
     """One stand-in cluster.  See the package docstring for the interface."""
 
-    def __init__(self, key, version=DEFAULT_VERSION, openshift=False, host='127.0.0.1', port=0, verbose=False):
+    def __init__(self, key, version=DEFAULT_VERSION, openshift=False, host='127.0.0.1', port=0, verbose=False,
+                 watch_history=2000):
         self.key = key
         self.version = version.lstrip('v')
         self.openshift = openshift
@@ -61,7 +62,7 @@ class KubeCluster:  # pylint: disable=too-many-instance-attributes
         self.api = ApiRegistry(self.schemas)
         self.crds = CrdController(self)
         self.ops = Operations(self)
-        self.store = KubeStore(self)
+        self.store = KubeStore(self, history=watch_history)
         self.store.seed()
         self._openapi = {}
         self._dir = tempfile.mkdtemp(prefix='kube-standin-')

@@ -125,7 +125,10 @@ def test_get_wait_and_rollout_status_and_delete(kubectl, cluster):
     kubectl('apply', '-f', path)
     listing = kubectl('get', 'ds', '-n', 'kube-system', '-o', 'json').stdout
     assert 'nccl-tcpxo-installer' in [item['metadata']['name'] for item in json.loads(listing)['items']]
-    assert 'nccl-tcpxo-installer' in kubectl('get', 'ds', '-n', 'kube-system').stdout
+    table = kubectl('get', 'ds', '-n', 'kube-system').stdout.splitlines()
+    # The columns of pkg/printers/internalversion/printers.go's DaemonSet printer (a Table answer).
+    assert table[0].split() == ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE', 'SELECTOR', 'AGE']
+    assert table[1].split()[:7] == ['nccl-tcpxo-installer', '0', '0', '0', '0', '0', '<none>']
     ds = cluster.store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
     # The stand-in's system write of status (what KUBE-RUNTIME's DaemonSet controller does) ends the rollout.
     ds['status'] = {'currentNumberScheduled': 2, 'desiredNumberScheduled': 2, 'numberMisscheduled': 0, 'numberReady': 2,

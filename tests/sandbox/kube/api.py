@@ -289,7 +289,10 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
                 obj = cluster.store.lookup(resource, namespace, name)
                 if obj is None:
                     raise errors.not_found(resource, name)
-                return 200, copy.deepcopy(obj)
+                obj = copy.deepcopy(obj)
+            if self.wants_table():
+                return self.table(resource, [obj], {'resourceVersion': obj['metadata']['resourceVersion']})
+            return 200, obj
         options = self.write_options()
         if command == 'PUT':
             obj = self.decode(body, resource)
@@ -402,10 +405,11 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
         return 200, {'kind': resource.list_kind, 'apiVersion': resource.api_version, 'metadata': metadata, 'items': page}
 
     def wants_table(self):
-        return 'as=Table' in (self.headers.get('Accept') or '') and False  # plain lists: kubectl 1.33 accepts them
+        return 'as=Table' in (self.headers.get('Accept') or '').split(',')[0]
 
     def table(self, resource, items, metadata):
-        raise NotImplementedError
+        from .tables import table  # pylint: disable=import-outside-toplevel
+        return 200, table(self.server.cluster, resource, items, metadata, self.param('includeObject', 'Metadata'))
 
     # ----- watch -----
     def watch(self, resource, namespace):

@@ -10,20 +10,21 @@ pkg/registry/core/pod/strategy.go (log/exec of a pod without a node).
 """
 
 import json
+import os
 import ssl
 import urllib.error
 import urllib.request
 
 import pytest
+import yaml
 
 from sandbox.kube import KubeHub
+
 
 @pytest.fixture(scope='module')
 def cluster():
     hub = KubeHub()
     instance = hub.start_cluster('refusals')
-    import os  # pylint: disable=import-outside-toplevel
-    import yaml  # pylint: disable=import-outside-toplevel
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in ('Network.yaml', 'GKENetworkParamSet.yaml'):
         with open(os.path.join(root, 'sandbox', 'kube', 'crds', name), encoding='utf-8') as handle:
@@ -103,12 +104,12 @@ CASES = [
      409, 'AlreadyExists', 'configmaps "existing" already exists'),
     ('get missing', 'GET', CM + '/absent', None, 'application/json', 't',
      404, 'NotFound', 'configmaps "absent" not found'),
-    ('stale resourceVersion', 'PUT', CM + '/existing', dict(configmap('existing'), metadata={'name': 'existing',
-                                                                                           'resourceVersion': '1'}),
+    ('stale resourceVersion', 'PUT', CM + '/existing',
+     dict(configmap('existing'), metadata={'name': 'existing', 'resourceVersion': '1'}),
      'application/json', 't', 409, 'Conflict', 'Operation cannot be fulfilled on configmaps "existing": the object has '
      'been modified; please apply your changes to the latest version and try again'),
-    ('CR before its CRD', 'POST', '/apis/cloud.google.com/v1/computeclasses', {'apiVersion': 'cloud.google.com/v1',
-                                                                             'kind': 'ComputeClass', 'metadata': {'name': 'c'}},
+    ('CR before its CRD', 'POST', '/apis/cloud.google.com/v1/computeclasses',
+     {'apiVersion': 'cloud.google.com/v1', 'kind': 'ComputeClass', 'metadata': {'name': 'c'}},
      'application/json', 't', 404, 'NotFound', 'the server could not find the requested resource'),
     ('CR unknown field', 'POST', NETWORKS + STRICT, network(type='Device', speed=1), 'application/json', 't',
      400, 'BadRequest', 'Network in version "v1" cannot be handled as a Network: strict decoding error: unknown field '

@@ -52,5 +52,7 @@ garbage collection), patch.py (JSON/merge/strategic merge patch, server-side app
 HTTPS front end), errors.py (Status bodies), tables.py (``as=Table``), crds/ (vendored CRDs).
 """
 
-from .cluster import KubeCluster, KubeHub  # noqa: F401
-from .errors import KubeError  # noqa: F401
+from .cluster import KubeCluster, KubeHub
+from .errors import KubeError
+
+__all__ = ['KubeCluster', 'KubeHub', 'KubeError']

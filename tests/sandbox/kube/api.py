@@ -17,7 +17,6 @@ from urllib.parse import parse_qs, urlsplit
 from . import errors
 from .schema import DuplicateKeys, document_hash, parse_body
 from .selectors import parse_field_selector, parse_label_selector
-from .store import now_rfc3339
 
 AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=%s;as=APIGroupDiscoveryList'
 PATCH_TYPES = {'application/json-patch+json': 'json', 'application/merge-patch+json': 'merge',
@@ -479,7 +478,3 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
         handler(self, pod, self.query)
         self.close_connection = True
         return None
-
-
-def now():
-    return now_rfc3339()

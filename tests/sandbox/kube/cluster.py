@@ -1,9 +1,7 @@
 """KubeCluster (one API endpoint: schemas, registry, store, HTTPS server) and KubeHub (clusters by key)."""
 
-import datetime
 import os
 import shutil
-import socketserver
 import ssl
 import tempfile
 import threading
@@ -152,7 +150,3 @@ class KubeHub:
 
     def keys(self):
         return list(self._clusters)
-
-
-def _unused():
-    return datetime, socketserver

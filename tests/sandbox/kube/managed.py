@@ -101,8 +101,9 @@ def to_fields_v1(paths):
         node = tree
         for element in path:
             node = node.setdefault(element, {})
-    # "." marks a member that has members below it (a granular map or a list item with fields).
+
     def mark(node, path):
+        """"." marks a member that has members below it (a granular map or a list item with fields)."""
         for element, child in node.items():
             child_path = path + (element,)
             if child and child_path in paths:

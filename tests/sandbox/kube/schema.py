@@ -344,9 +344,10 @@ def to_openapi(schema):
     if not isinstance(schema, dict):
         return schema
     if 'oneOf' in schema and len(schema) <= 2:
-        return {'description': schema.get('description', ''), 'type': 'string', 'format': 'int-or-string'} \
-            if any('integer' in str(item) for item in schema['oneOf']) else {'description': schema.get('description', ''),
-                                                                               'type': 'string'}
+        converted = {'description': schema.get('description', ''), 'type': 'string'}
+        if any('integer' in str(item) for item in schema['oneOf']):
+            converted['format'] = 'int-or-string'
+        return converted
     result = {}
     for key, value in schema.items():
         if key == '$ref':

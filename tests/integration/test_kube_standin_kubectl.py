@@ -11,6 +11,9 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import threading
+import time
 
 import pytest
 import yaml
@@ -159,3 +162,48 @@ def test_strict_validation_refuses_an_unknown_field(kubectl):
     # The wording kubectl users see from a real apiserver (strict decoding of the request body).
     assert 'Error from server (BadRequest): error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ' \
            'ConfigMap: strict decoding error: unknown field "datum"' in result.stderr
+
+
+def test_wait_for_a_condition_that_arrives_later_through_the_watch(kubectl, cluster):
+    """kubectl wait GETs, LISTs and then WATCHes; the condition set while it watches ends the wait."""
+    manifest = ('apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: later\n  namespace: default\nspec:\n'
+                '  selector:\n    matchLabels: {app: later}\n  template:\n    metadata:\n      labels: {app: later}\n'
+                '    spec:\n      containers:\n      - {name: c, image: busybox}\n')
+    kubectl('apply', '-f', '-', stdin=manifest)
+
+    def become_available():
+        time.sleep(1.5)
+        deploy = cluster.store.get('deployments.apps', 'later', 'default')
+        deploy['status'] = {'conditions': [{'type': 'Available', 'status': 'True', 'reason': 'MinimumReplicasAvailable',
+                                            'message': 'Deployment has minimum availability.'}]}
+        cluster.store.update_status(deploy)
+    thread = threading.Thread(target=become_available)
+    thread.start()
+    requests_before = len(cluster.requests)
+    waited = kubectl('wait', '--for=condition=Available', 'deployment/later', '--timeout=20s')
+    thread.join()
+    assert 'deployment.apps/later condition met' in waited.stdout
+    assert any('watch=true' in path for _, path, _, _ in cluster.requests[requests_before:])
+
+
+def test_standalone_cluster_from_the_run_script(tmp_path):
+    """tests/sandbox/run --kube-standalone prints the cluster's URL and a kubeconfig kubectl can use."""
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip('the Cloud SDK kubectl.1.33 is not installed')
+    run_script = os.path.join(os.path.dirname(KUBE_DIR), 'run')
+    process = subprocess.Popen([sys.executable, run_script, '--kube-standalone', 'ocp', '--kube-version', '1.33.5'],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = [process.stdout.readline(), process.stdout.readline()]
+        kube_line = next(line for line in lines if line.startswith('kube ocp on https://127.0.0.1:'))
+        kubeconfig = kube_line.split(' kubeconfig ')[1].strip()
+        version = subprocess.run([binary, 'version', '-o', 'json'], env=dict(os.environ, KUBECONFIG=kubeconfig),
+                                 capture_output=True, text=True, timeout=60, check=True)
+        assert json.loads(version.stdout)['serverVersion']['gitVersion'] == 'v1.33.5'
+        resources = subprocess.run([binary, 'api-resources', '-o', 'name'], env=dict(os.environ, KUBECONFIG=kubeconfig),
+                                   capture_output=True, text=True, timeout=60, check=True).stdout.split()
+        assert 'deviceclasses.resource.k8s.io' not in resources   # resource.k8s.io/v1 is GA from 1.34 on
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -5,8 +5,10 @@ AlreadyExists, Conflict, Invalid, Unauthorized), pkg/util/validation/validation.
 test/integration/apiserver/field_validation_test.go (strict decoding: unknown/duplicate field),
 k8s.io/apimachinery/pkg/util/managedfields/internal (SSA conflicts; an undeclared field in an apply
 patch is a plain error, 500 without reason: kubernetes/kubernetes#122480),
-apiextensions-apiserver schema validation (CR type/required/enum causes), and
-pkg/registry/core/pod/strategy.go (log/exec of a pod without a node).
+apiextensions-apiserver schema validation (CR type/required/enum causes) and strategy (no
+unconditional update of a custom resource), k8s.io/apiserver etcd3 store (a create carrying a
+resourceVersion: a plain error, 500 without reason), and pkg/registry/core/pod/strategy.go (log/exec
+of a pod without a node).
 """
 
 import json
@@ -137,6 +139,12 @@ CASES = [
      415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: '
      'application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, '
      'application/apply-patch+yaml'),
+    ('create with a resourceVersion', 'POST', CM, dict(configmap('versioned'), metadata={'name': 'versioned',
+                                                                                       'resourceVersion': '7'}),
+     'application/json', 't', 500, None, 'resourceVersion should not be set on objects to be created'),
+    ('unconditional update of a CR', 'PUT', NETWORKS + '/existing-net', network('existing-net', type='L3'),
+     'application/json', 't', 422, 'Invalid', 'Network.networking.gke.io "existing-net" is invalid: metadata.resourceVersion: '
+     'Invalid value: 0x0: must be specified for an update'),
     ('log of a pod without a node', 'GET', '/api/v1/namespaces/default/pods/lonely/log', None, 'application/json', 't',
      400, 'BadRequest', 'pod lonely does not have a host assigned'),
     ('bad label selector', 'GET', CM + '?labelSelector=a%20in%20(b', None, 'application/json', 't',

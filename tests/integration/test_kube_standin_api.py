@@ -245,3 +245,46 @@ def test_dry_run_on_every_mutating_verb_stores_nothing(cluster):
     assert call(cluster, 'POST', base + '?dryRun=All', configmap('dry-new'))[0] == 201
     assert cluster.store.revision == before
     assert cluster.store.get('configmaps', 'dry-target', 'default')['data'] == {'k': 'v'}
+
+
+def raw(cluster, path, accept):
+    context = ssl.create_default_context(cafile=cluster.ca_file)
+    request = urllib.request.Request(cluster.url + path, headers={'Authorization': 'Bearer t', 'Accept': accept})
+    with urllib.request.urlopen(request, context=context, timeout=30) as response:
+        return response.headers['Content-Type'], json.loads(response.read())
+
+
+def test_discovery_negotiates_aggregated_v2_v2beta1_or_plain(cluster):
+    v2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
+    v2beta1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList'
+    content_type, document = raw(cluster, '/apis', v2 + ',' + v2beta1 + ',application/json')
+    assert content_type == v2 and document['apiVersion'] == 'apidiscovery.k8s.io/v2'
+    apps = next(item for item in document['items'] if item['metadata']['name'] == 'apps')
+    daemonsets = next(r for r in apps['versions'][0]['resources'] if r['resource'] == 'daemonsets')
+    assert daemonsets['scope'] == 'Namespaced' and daemonsets['shortNames'] == ['ds'] and daemonsets['categories'] == ['all']
+    assert daemonsets['subresources'] == [{'subresource': 'status', 'responseKind': {'group': '', 'version': '',
+                                                                                     'kind': 'DaemonSet'},
+                                           'verbs': ['get', 'patch', 'update']}]
+    content_type, document = raw(cluster, '/api', v2beta1 + ',application/json')
+    assert content_type == v2beta1 and document['items'][0]['versions'][0]['version'] == 'v1'
+    content_type, document = raw(cluster, '/apis', 'application/json')
+    assert document['kind'] == 'APIGroupList'
+    resource_group = next(group for group in document['groups'] if group['name'] == 'resource.k8s.io')
+    assert resource_group['preferredVersion'] == {'groupVersion': 'resource.k8s.io/v1', 'version': 'v1'}
+    _, namespaces = raw(cluster, '/api/v1', 'application/json')
+    entry = next(r for r in namespaces['resources'] if r['name'] == 'namespaces')
+    assert 'deletecollection' not in entry['verbs'] and entry['shortNames'] == ['ns']
+
+
+def test_openapi_v3_index_and_documents(cluster):
+    _, index = raw(cluster, '/openapi/v3', 'application/json')
+    url = index['paths']['apis/apps/v1']['serverRelativeURL']
+    assert url.startswith('/openapi/v3/apis/apps/v1?hash=')
+    _, document = raw(cluster, url, 'application/json')
+    daemonset = document['components']['schemas']['io.k8s.api.apps.v1.DaemonSet']
+    assert daemonset['x-kubernetes-group-version-kind'] == [{'group': 'apps', 'kind': 'DaemonSet', 'version': 'v1'}]
+    containers = document['components']['schemas']['io.k8s.api.core.v1.PodSpec']['properties']['containers']
+    assert containers['x-kubernetes-patch-merge-key'] == 'name' and containers['type'] == 'array'
+    patch = document['paths']['/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}']['patch']
+    assert 'fieldValidation' in [parameter['name'] for parameter in patch['parameters']]
+    assert 'application/strategic-merge-patch+json' in patch['requestBody']['content']

@@ -139,8 +139,8 @@ CASES = [
      415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: '
      'application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, '
      'application/apply-patch+yaml'),
-    ('create with a resourceVersion', 'POST', CM, dict(configmap('versioned'), metadata={'name': 'versioned',
-                                                                                       'resourceVersion': '7'}),
+    ('create with a resourceVersion', 'POST', CM,
+     dict(configmap('versioned'), metadata={'name': 'versioned', 'resourceVersion': '7'}),
      'application/json', 't', 500, None, 'resourceVersion should not be set on objects to be created'),
     ('unconditional update of a CR', 'PUT', NETWORKS + '/existing-net', network('existing-net', type='L3'),
      'application/json', 't', 422, 'Invalid', 'Network.networking.gke.io "existing-net" is invalid: metadata.resourceVersion: '

@@ -20,7 +20,8 @@ any client write).  ``ref`` is kubectl's ``resource.group`` name: 'pods', 'nodes
     store.get(ref, name, namespace=None)                      -> dict or None
     store.list(ref, namespace=None, label_selector=None, field_selector=None)   -> [dict]
     store.create(obj)                   -> stored dict (validated against the schema like a client's
-                                           create; raises KubeError (.status, .code) when refused)
+                                           create; raises KubeError (.status, .code) when refused);
+                                           create/update/update_status take field_manager='name' too
     store.update(obj)                   -> replace the main resource (status kept where the kind has
                                            a status subresource, as the real API); no-op keeps rv
     store.update_status(obj)            -> replace only .status
@@ -46,10 +47,13 @@ BadRequest ``pod NAME does not have a host assigned``.  After registering, set
 Standalone: ``tests/sandbox/run --kube-standalone NAME [--kube-version 1.34.8-gke.1278000]
 [--openshift]`` prints ``kube NAME on https://127.0.0.1:PORT kubeconfig PATH``.
 
-Modules: resources.py (the built-in resource table, the live registry), schema.py (schemas from
-kubernetes-validate + CRDs, validation, OpenAPI v3), store.py (objects, resourceVersion, watch,
-garbage collection), patch.py (JSON/merge/strategic merge patch, server-side apply), api.py (the
-HTTPS front end), errors.py (Status bodies), tables.py (``as=Table``), crds/ (vendored CRDs).
+Modules (core): resources.py (the built-in resource table, the live registry), schema.py (schemas
+from kubernetes-validate + CRDs, validation), openapi.py (OpenAPI v3 documents), store.py (objects,
+resourceVersion, watch, garbage collection), ops.py (the write verbs), defaults.py (built-in
+defaults), patch.py (JSON/merge/strategic merge patch), managed.py (managedFields, server-side
+apply), crds.py (CRD registration), selectors.py, tables.py (``as=Table``), api.py (the HTTPS front
+end), errors.py (Status bodies), cluster.py (KubeCluster, KubeHub); crds/ and manifests/ (vendored,
+with SOURCES.md).  KUBE-RUNTIME's: controllers.py, gke.py, exec.py.
 """
 
 from .cluster import KubeCluster, KubeHub

@@ -44,10 +44,11 @@ def pod(runtime):
         {'name': 'main', 'image': 'us-docker.pkg.dev/vendor/image:v1', 'command': ['/bin/sh', '-c'],
          'args': ['echo main-started; echo to-stderr >&2; exec sleep infinity'], 'env': [{'name': 'GREETING', 'value': 'hello'}]},
         {'name': 'pause', 'image': 'gke.gcr.io/pause:3.8'},
+        {'name': 'ticker', 'image': 'busybox', 'command': ['sh', '-c', 'i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done']},
     ], [{'name': 'init', 'image': 'ubuntu', 'command': ['nsenter', '-at', '1', '--', 'sh', '-c', 'modprobe x']}])
     states = runtime.start_pod(CLUSTER, spec)
     assert states['init'].state == 'terminated' and states['init'].exit_code == 0
-    assert states['main'].state == 'running' and states['pause'].state == 'running'
+    assert all(states[name].state == 'running' for name in ('main', 'pause', 'ticker'))
     spec['status'] = {'containerStatuses': [{'name': name, 'state': state.to_status()} for name, state in states.items()]}
     return spec
 
@@ -155,4 +156,13 @@ def test_log_without_container_on_a_multi_container_pod_is_refused(server):
         http_get(server, '/log')
     body = json.loads(refused.value.read())
     assert refused.value.code == 400
-    assert body['message'] == 'a container name must be specified for pod exec-test, choose one of: [init main pause]'
+    assert body['message'] == 'a container name must be specified for pod exec-test, choose one of: [init main pause ticker]'
+
+
+def test_log_follow_streams_new_lines_until_the_client_leaves(server):
+    import urllib.request  # pylint: disable=import-outside-toplevel
+    with urllib.request.urlopen(server + '/log?container=ticker&follow=true&tailLines=1', timeout=20) as answer:
+        assert answer.headers['Transfer-Encoding'] == 'chunked'
+        first, second, third = answer.readline(), answer.readline(), answer.readline()
+    numbers = [int(line.split()[1]) for line in (first, second, third)]
+    assert numbers == [numbers[0], numbers[0] + 1, numbers[0] + 2]   # new lines arrive as the container prints them

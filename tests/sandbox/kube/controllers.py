@@ -32,6 +32,7 @@ from . import errors
 from .store import now_rfc3339
 
 TICK = 0.25
+POLL_INTERVAL = 1.0
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds'
 _RANDOM_CHARS = 'bcdfghjklmnpqrstvwxz2456789'   # k8s.io/apimachinery/pkg/util/rand: no vowels, no 0/1/3
@@ -181,6 +182,7 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         self._starting = {}        # pod uid -> thread starting its containers
         self._started = {}         # pod uid -> {container: ContainerState}
         self._known_pods = {}      # pod uid -> pod (to remove containers of deleted pods)
+        self._last_poll = {}       # pod uid -> when its containers' states were last read
         self.errors = []
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -535,6 +537,7 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
             pod = self._known_pods.pop(uid)
             self._started.pop(uid, None)
             self._first_seen.pop(uid, None)
+            self._last_poll.pop(uid, None)
             threading.Thread(target=self.runtime.remove_pod, args=(pod,), daemon=True).start()
 
     # scheduler ----------------------------------------------------------------------------------
@@ -722,7 +725,9 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
                     self._update_status(pod, self._pod_status(pod, node, None))
                 continue
             states = self._started[uid]
-            if pod['spec'].get('restartPolicy', 'Always') != 'Always' and self.runtime.enabled:
+            if pod['spec'].get('restartPolicy', 'Always') != 'Always' and self.runtime.enabled \
+                    and now - self._last_poll.get(uid, 0) >= POLL_INTERVAL:
+                self._last_poll[uid] = now   # one podman inspect per second and Pod that may finish
                 states = dict(states, **self.runtime.states(pod))
                 self._started[uid] = states
             self._update_status(pod, self._pod_status(pod, node, states))

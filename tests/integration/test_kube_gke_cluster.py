@@ -375,3 +375,45 @@ def test_job_completes_and_deployment_rolls_out(live):
         assert 'deployment "web" successfully rolled out' in rollout.stdout
     finally:
         ok(live.kubectl('delete', '-f', '-', '--wait=true', stdin=WORKLOADS))
+
+
+RDMA_VERSION = '1.34.1-gke.1829001'   # resource.k8s.io/v1 (DeviceClass, ResourceClaimTemplate) is served from 1.34
+SEED_001 = os.path.join(MANIFESTS, 'seeds')
+
+
+def test_seed_001_rdma_pool_gets_dranet_and_its_pods_claim_rdma_devices(live, tmp_path):
+    """Seed 001 (A3 Ultra, GPUDirect-RDMA with GKE managed DRANET).  SDK 528's gcloud has no
+    --gpudirect-strategy or --accelerator-network-profile (seed 001 needs SDK 550+), so the node pool
+    is created through the API, with the fields those flags set; everything else is gcloud and kubectl."""
+    env = dict(live.gcloud.env, KUBECONFIG=str(tmp_path / 'kubeconfig'))
+    gcloud = GcloudRunner(live.sandbox, live.gcloud.config_dir)
+    gcloud.env = env
+    ok(gcloud('container', 'clusters', 'create', 'rdma', '--zone=' + ZONE, '--cluster-version=' + RDMA_VERSION,
+              '--enable-dataplane-v2', '--enable-ip-alias', '--num-nodes=1', '--no-enable-autoupgrade'))
+    try:
+        SandboxClient(live.sandbox.url).must('POST', 'v1/projects/%s/locations/%s/clusters/rdma/nodePools' % (PROJECT, ZONE), {'nodePool': {
+            'name': 'a3ultra', 'initialNodeCount': 2,
+            'config': {'machineType': 'a3-ultragpu-8g', 'gpuDirectConfig': {'gpuDirectStrategy': 'RDMA'},
+                       'labels': {'cloud.google.com/gke-networking-dra-driver': 'true'},
+                       'accelerators': [{'acceleratorType': 'nvidia-h200-141gb', 'acceleratorCount': '8',
+                                         'gpuDriverInstallationConfig': {'gpuDriverVersion': 'LATEST'}}]},
+            'networkConfig': {'acceleratorNetworkProfile': 'auto'}}})
+        ok(gcloud('container', 'clusters', 'get-credentials', 'rdma', '--zone=' + ZONE))
+
+        def kubectl(*args, stdin=None):
+            return subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=120, input=stdin, check=False)
+        deadline = time.monotonic() + 60
+        while kubectl('get', 'deviceclass', 'mrdma.google.com').returncode != 0 and time.monotonic() < deadline:
+            time.sleep(0.5)   # GKE's install of DRANET's DeviceClass follows the RDMA pool
+        ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-rdma-compute-class.yaml')))
+        ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-all-mrdma-template.yaml')))
+        ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-nccl-test-workload.yaml')))
+        ok(kubectl('wait', '--for=condition=Ready', 'pod/nccl-test-host-1', 'pod/nccl-test-host-2', '--timeout=90s'))
+        nodes = {json.loads(ok(kubectl('get', 'pod', name, '-o', 'json')).stdout)['spec']['nodeName'] for name in ('nccl-test-host-1', 'nccl-test-host-2')}
+        assert len(nodes) == 2 and all(node.startswith('gke-rdma-a3ultra-') for node in nodes)   # 8 GPUs each: one per node
+        # The seed's own check (without -it: no terminal here).
+        run = ok(kubectl('exec', 'nccl-test-host-1', '--', '/usr/local/gib/scripts/run_nccl_tests.sh', '-t', 'all_gather',
+                         '-b', '1K', '-e', '8G', 'nccl-host-1', 'nccl-host-2'))
+        assert 'synthetic' in run.stdout and '# Avg bus bandwidth' in run.stdout
+    finally:
+        ok(gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + ZONE, '--quiet'))

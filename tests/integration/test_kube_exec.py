@@ -133,6 +133,10 @@ def test_exec_refusals_are_the_real_api_400s(server):
     with pytest.raises(websocket.WebSocketBadStatusException) as refused:
         run_exec(server, ['true'], protocol='v3.channel.k8s.io')
     assert refused.value.status_code == 400
+    with pytest.raises(websocket.WebSocketBadStatusException) as refused:   # no stream asked for (the kubelet's rule)
+        websocket.create_connection(server.replace('http', 'ws') + '/exec?command=true&container=main',
+                                    subprotocols=['v4.channel.k8s.io'], timeout=20)
+    assert json.loads(refused.value.resp_body)['message'] == 'you must specify at least 1 of stdin, stdout, stderr'
 
 
 def http_get(server, path):

@@ -39,10 +39,12 @@ fragmentation, ping/pong, close); one thread owns the socket, so TLS reads and w
 Refusals, as pkg/registry/core/pod/strategy.go makes them (400 BadRequest): a container name the Pod
 does not have (``container X is not valid for pod P``), no container named on a Pod with several
 (``a container name must be specified for pod P, choose one of: [a b]``), a Pod with no node
-(``pod P does not have a host assigned``); an exec without a command (``you must specify at least 1
-command``, pkg/apis/core/validation ValidatePodExecOptions... as the real API words it in
-staging/src/k8s.io/apiserver: ``you must specify at least 1 command``).  A container that has not
-started answers as the kubelet does: ``container "C" in pod "P" is waiting to start: REASON``.
+(``pod P does not have a host assigned``).  As the kubelet's remotecommand options
+(staging/src/k8s.io/kubelet/pkg/cri/streaming/remotecommand/httpstream.go ``NewOptions``): no stream
+asked for is 400 ``you must specify at least 1 of stdin, stdout, stderr``, and with a TTY stderr is
+dropped (it travels on the terminal).  A container that has not started answers as the kubelet does:
+``container "C" in pod "P" is waiting to start: REASON``.  A command podman cannot start (missing
+binary, empty command) ends with an InternalError Status on channel 3, as a CRI exec failure does.
 
 Use (``controllers.py`` owns the Pod lifecycle)::
 
@@ -566,10 +568,11 @@ class ExecSession:
             self._drain_until_close()
 
     def _runtime_error(self, returncode):
-        """podman's own failure to start the command (125-127 with its 'Error: ...' line), as the CRI reports it."""
+        """podman's own failure to start the command (125, or 126/127 with an OCI runtime 'Error: ...'
+        line), as the CRI reports an exec it could not start."""
         if returncode in (125, 126, 127):
             for line in self.stderr_tail.decode('utf-8', 'replace').splitlines():
-                if line.startswith('Error: ') and ('OCI runtime' in line or 'executable file' in line or 'not found' in line):
+                if line.startswith('Error: ') and (returncode == 125 or 'OCI runtime' in line or 'executable file' in line):
                     return line[len('Error: '):]
         return None
 
@@ -629,8 +632,10 @@ def serve_exec(runtime, request, pod, query):
     try:
         container = pick_container(pod, query)
         command = query.get('command') or []
-        if not command:
-            raise bad_request('you must specify at least 1 command')
+        stdin, stdout, tty = _truthy(query, 'stdin'), _truthy(query, 'stdout'), _truthy(query, 'tty')
+        stderr = _truthy(query, 'stderr') and not tty
+        if not (stdin or stdout or stderr):
+            raise bad_request('you must specify at least 1 of stdin, stdout, stderr')
         _require_started(pod, container)
         if not runtime.enabled:
             raise bad_request('the Kubernetes API stand-in runs without containers (PodRuntime(enabled=False)): no exec')
@@ -643,10 +648,9 @@ def serve_exec(runtime, request, pod, query):
     except Refusal as refusal:
         _answer(request, refusal.code, refusal.reason, refusal.message)
         return
-    stdin, tty = _truthy(query, 'stdin'), _truthy(query, 'tty')
     websocket = upgrade(request, protocol)
     session = ExecSession(websocket, protocol, runtime.exec_command(pod, container, command, stdin, tty), stdin,
-                          _truthy(query, 'stdout', True), _truthy(query, 'stderr', True), tty, command)
+                          stdout, stderr, tty, command)
     try:
         session.run()
     except (ConnectionError, OSError):

@@ -118,7 +118,7 @@ def owned(name, owner):
 def test_delete_propagation(cluster, policy):
     owner = cluster.store.create(configmap('owner-' + policy.lower()))
     cluster.store.create(owned('dependent-' + policy.lower(), owner))
-    status, _ = call(cluster, 'DELETE', '/api/v1/namespaces/default/configmaps/owner-%s?propagationPolicy=%s'
+    status, _answer = call(cluster, 'DELETE', '/api/v1/namespaces/default/configmaps/owner-%s?propagationPolicy=%s'
                      % (policy.lower(), policy))
     assert status == 200
     dependent = cluster.store.get('configmaps', 'dependent-' + policy.lower(), 'default')
@@ -224,7 +224,7 @@ def test_crd_registers_validates_defaults_and_takes_its_objects_along(cluster):
     assert widget['spec'] == {'size': 3, 'free': {'anything': [1, {'goes': True}]}}   # defaulted and pruned
     status, openapi = call(cluster, 'GET', '/openapi/v3/apis/example.com/v1')
     assert 'com.example.v1.Widget' in openapi['components']['schemas']
-    status, _ = call(cluster, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')
+    status, _answer = call(cluster, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')
     assert status == 200
     assert cluster.store.objects.get(('example.com', 'widgets', 'default', 'w')) is None
     status, gone = call(cluster, 'GET', path)
@@ -271,16 +271,16 @@ def test_discovery_negotiates_aggregated_v2_v2beta1_or_plain(cluster):
     assert document['kind'] == 'APIGroupList'
     resource_group = next(group for group in document['groups'] if group['name'] == 'resource.k8s.io')
     assert resource_group['preferredVersion'] == {'groupVersion': 'resource.k8s.io/v1', 'version': 'v1'}
-    _, namespaces = raw(cluster, '/api/v1', 'application/json')
+    _content_type, namespaces = raw(cluster, '/api/v1', 'application/json')
     entry = next(r for r in namespaces['resources'] if r['name'] == 'namespaces')
     assert 'deletecollection' not in entry['verbs'] and entry['shortNames'] == ['ns']
 
 
 def test_openapi_v3_index_and_documents(cluster):
-    _, index = raw(cluster, '/openapi/v3', 'application/json')
+    _content_type, index = raw(cluster, '/openapi/v3', 'application/json')
     url = index['paths']['apis/apps/v1']['serverRelativeURL']
     assert url.startswith('/openapi/v3/apis/apps/v1?hash=')
-    _, document = raw(cluster, url, 'application/json')
+    _content_type, document = raw(cluster, url, 'application/json')
     daemonset = document['components']['schemas']['io.k8s.api.apps.v1.DaemonSet']
     assert daemonset['x-kubernetes-group-version-kind'] == [{'group': 'apps', 'kind': 'DaemonSet', 'version': 'v1'}]
     containers = document['components']['schemas']['io.k8s.api.core.v1.PodSpec']['properties']['containers']

@@ -183,7 +183,7 @@ def test_wait_for_a_condition_that_arrives_later_through_the_watch(kubectl, clus
     waited = kubectl('wait', '--for=condition=Available', 'deployment/later', '--timeout=20s')
     thread.join()
     assert 'deployment.apps/later condition met' in waited.stdout
-    assert any('watch=true' in path for _, path, _, _ in cluster.requests[requests_before:])
+    assert any('watch=true' in request[1] for request in cluster.requests[requests_before:])
 
 
 def test_standalone_cluster_from_the_run_script(tmp_path):

@@ -166,9 +166,9 @@ def seeded(cluster):
 
 @pytest.mark.parametrize('case', CASES, ids=[case[0] for case in CASES])
 def test_refusal(seeded, case):
-    _, method, path, body, content_type, token, code, reason, message = case
+    method, path, body, content_type, token, code, reason, message = case[1:]
     before = seeded.store.revision
-    status, document, _ = call(seeded, method, path, body, content_type, token)
+    status, document, _headers = call(seeded, method, path, body, content_type, token)
     assert (status, document.get('reason')) == (code, reason), document
     assert document['kind'] == 'Status' and document['apiVersion'] == 'v1' and document['status'] == 'Failure'
     assert document['metadata'] == {} and document['code'] == code
@@ -178,7 +178,7 @@ def test_refusal(seeded, case):
 
 
 def test_invalid_status_names_causes(seeded):
-    _, document, _ = call(seeded, 'POST', NETWORKS, network(type='Fast'))
+    document = call(seeded, 'POST', NETWORKS, network(type='Fast'))[1]
     assert document['details'] == {'name': 'n1', 'group': 'networking.gke.io', 'kind': 'Network', 'causes': [
         {'reason': 'FieldValueNotSupported', 'message': 'Unsupported value: "Fast": supported values: "L2", "L3", "Device"',
          'field': 'spec.type'}]}
@@ -192,14 +192,14 @@ def test_warn_validation_returns_a_warning_header_and_stores(seeded):
 
 def test_dry_run_stores_nothing_and_answers_as_stored(seeded):
     before = seeded.store.revision
-    status, document, _ = call(seeded, 'POST', CM + '?dryRun=All', configmap('dry'))
+    status, document, _headers = call(seeded, 'POST', CM + '?dryRun=All', configmap('dry'))
     assert status == 201 and document['metadata']['uid'] and document['metadata']['name'] == 'dry'
     assert seeded.store.revision == before and seeded.store.get('configmaps', 'dry', 'default') is None
 
 
 def test_no_op_patch_keeps_resource_version_and_managed_fields(seeded):
     existing = seeded.store.get('configmaps', 'existing', 'default')
-    status, document, _ = call(seeded, 'PATCH', CM + '/existing?fieldManager=seed', configmap('existing'),
+    status, document, _headers = call(seeded, 'PATCH', CM + '/existing?fieldManager=seed', configmap('existing'),
                                'application/apply-patch+yaml')
     assert status == 200
     assert document['metadata']['resourceVersion'] == existing['metadata']['resourceVersion']
@@ -207,7 +207,7 @@ def test_no_op_patch_keeps_resource_version_and_managed_fields(seeded):
 
 
 def test_forced_apply_takes_the_field(seeded):
-    status, document, _ = call(seeded, 'PATCH', CM + '/existing?fieldManager=other&force=true',
+    status, document, _headers = call(seeded, 'PATCH', CM + '/existing?fieldManager=other&force=true',
                                dict(configmap('existing'), data={'a': 'z'}), 'application/apply-patch+yaml')
     assert status == 200 and document['data'] == {'a': 'z'}
     owners = {entry['manager']: entry['fieldsV1'] for entry in document['metadata']['managedFields']}
@@ -224,7 +224,7 @@ def test_strict_decoding_lists_every_field_in_the_real_order(seeded):
             b'"paused": true, "paused": false, "selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": '
             b'{"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "busybox", "unknownNested": "v", '
             b'"imagePullPolicy": "Always", "imagePullPolicy": "Never"}]}}}}')
-    status, document, _ = call(seeded, 'POST', DEPLOY + STRICT, body)
+    status, document, _headers = call(seeded, 'POST', DEPLOY + STRICT, body)
     assert status == 400
     assert document['message'] == (
         'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: duplicate field '
@@ -239,7 +239,7 @@ def test_strict_decoding_of_a_custom_resource_lists_duplicates_then_unknown_fiel
     body = (b'{"apiVersion": "networking.gke.io/v1", "kind": "Network", "metadata": {"name": "dupe", "name": "strict-cr", '
             b'"unknownMeta": "v"}, "spec": {"zeta": 1, "type": "Device", "type": "L3", "alpha": 2, "parametersRef": '
             b'{"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": "p", "name": "q", "extra": true}}}')
-    status, document, _ = call(seeded, 'POST', NETWORKS + STRICT, body)
+    status, document, _headers = call(seeded, 'POST', NETWORKS + STRICT, body)
     assert status == 400
     assert document['message'] == (
         'Network in version "v1" cannot be handled as a Network: strict decoding error: duplicate field "metadata.name", '

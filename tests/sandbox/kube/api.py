@@ -363,7 +363,7 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
                                  'uid': result['metadata'].get('uid')}}
 
     def delete_collection(self, resource, namespace, body):
-        propagation, dry_run, _ = self.delete_options(body)
+        propagation, dry_run = self.delete_options(body)[:2]
         store = self.server.cluster.store
         items = store.select(resource, namespace, parse_label_selector(self.param('labelSelector')),
                              parse_field_selector(self.param('fieldSelector'), resource))

@@ -55,7 +55,7 @@ class CrdController:
             return {'type': kind, 'status': 'True', 'lastTransitionTime': when, 'reason': reason, 'message': message}
         status['conditions'] = [condition('NamesAccepted', 'NoConflicts', 'no conflicts found'),
                                 condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted')]
-        status['acceptedNames'] = {key: value for key, value in names.items()}
+        status['acceptedNames'] = dict(names)
         stored = set(status.get('storedVersions') or [])
         stored |= {version['name'] for version in spec.get('versions') or [] if version.get('storage')}
         status['storedVersions'] = sorted(stored)

@@ -53,7 +53,7 @@ def conflict(resource, name, why='the object has been modified; please apply you
 
 def invalid(resource, name, causes):
     """422 Invalid: ``causes`` is [(reason, field, message)] with message as field.Error.ErrorBody() writes it."""
-    texts = ['%s: %s' % (field, message) if field else message for _, field, message in causes]
+    texts = ['%s: %s' % (field, message) if field else message for _reason, field, message in causes]
     summary = texts[0] if len(texts) == 1 else '[%s]' % ', '.join(texts)
     return KubeError(422, 'Invalid', '%s.%s "%s" is invalid: %s' % (resource.kind, resource.group, name, summary)
                      if resource.group else '%s "%s" is invalid: %s' % (resource.kind, name, summary),

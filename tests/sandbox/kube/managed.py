@@ -212,7 +212,7 @@ def apply(fieldsets, live, applied, manager, api_version, force, time, merge):
     merged = merge(live, applied)
     others = set()
     new_entries, mine = [], None
-    conflict_paths = {path for _, path in conflicts}
+    conflict_paths = {path for _manager, path in conflicts}
     for entry in entries:
         if _same_entry(entry, manager, 'Apply', None):
             mine = entry

@@ -168,7 +168,7 @@ class ApiRegistry:
         return None
 
     def find_kind(self, api_version, kind):
-        group, _, version = api_version.rpartition('/')
+        group, _slash, version = api_version.rpartition('/')
         for resource in self.all():
             if (resource.group, resource.version, resource.kind) == (group, version, kind):
                 return resource
@@ -176,7 +176,7 @@ class ApiRegistry:
 
     def find_ref(self, ref):
         """'daemonsets.apps', 'pods', 'computeclasses.cloud.google.com' -> the preferred version's resource."""
-        plural, _, group = ref.partition('.')
+        plural, _dot, group = ref.partition('.')
         for resource in self.all():
             if resource.plural == plural and resource.group == group:
                 return resource

@@ -279,7 +279,7 @@ class SchemaCatalog:
             warnings = strict
         prune(obj, problems.unknown)
         causes = []
-        for path, value, expected, _ in problems.type_errors:
+        for path, value, expected, _struct in problems.type_errors:
             causes.append(('FieldValueTypeInvalid', path, 'Invalid value: "%s": %s in body must be of type %s: "%s"'
                            % (go_value(value), path, expected, go_value(value))))
         for path in problems.required:

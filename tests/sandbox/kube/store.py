@@ -141,7 +141,7 @@ class KubeStore:
         from .selectors import fields_match, labels_match  # pylint: disable=import-outside-toplevel
         with self.lock:
             found = []
-            for (group, plural, obj_namespace, _), obj in sorted(self.objects.items()):
+            for (group, plural, obj_namespace, _name), obj in sorted(self.objects.items()):
                 if (group, plural) != (resource.group, resource.plural):
                     continue
                 if namespace and obj_namespace != namespace:
@@ -233,7 +233,7 @@ class KubeStore:
     def _dependents(self, owner):
         uid = owner['metadata']['uid']
         return [(self._resource_of(group, plural), obj)
-                for (group, plural, _, _), obj in list(self.objects.items())
+                for (group, plural, _namespace, _name), obj in list(self.objects.items())
                 if any(ref.get('uid') == uid for ref in obj['metadata'].get('ownerReferences') or [])]
 
     def _resource_of(self, group, plural):

@@ -19,12 +19,14 @@ import copy
 import hashlib
 import importlib.util
 import json
+import os
 import pathlib
 import queue
 import sys
 import threading
 import time
 import traceback
+import uuid
 
 import yaml
 
@@ -184,6 +186,9 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         self._known_pods = {}      # pod uid -> pod (to remove containers of deleted pods)
         self._last_poll = {}       # pod uid -> when its containers' states were last read
         self.errors = []
+        # The containers' cluster label: unique per stand-in cluster, since two sandboxes (pytest-xdist
+        # workers) may each have a cluster of the same name and must not remove each other's containers.
+        self.runtime_key = '%s@%d-%s' % (cluster.key, os.getpid(), uuid.uuid4().hex[:8])
 
     # lifecycle ---------------------------------------------------------------------------------
     def start(self):
@@ -201,7 +206,7 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
             self.store.unsubscribe(self._events)
         for thread in list(self._starting.values()):
             thread.join(timeout=30)
-        self.runtime.remove_cluster(self.cluster.key)
+        self.runtime.remove_cluster(self.runtime_key)
 
     def set_gke(self, gke_cluster, pools, project):
         with self._lock:
@@ -735,7 +740,7 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
     def _start_containers(self, pod):
         uid = pod['metadata']['uid']
         try:
-            self._started[uid] = self.runtime.start_pod(self.cluster.key, pod)
+            self._started[uid] = self.runtime.start_pod(self.runtime_key, pod)
         except Exception:  # pylint: disable=broad-exception-caught
             self.errors.append(traceback.format_exc())
             self._started[uid] = {}

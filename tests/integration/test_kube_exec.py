@@ -170,3 +170,21 @@ def test_log_follow_streams_new_lines_until_the_client_leaves(server):
         first, second, third = answer.readline(), answer.readline(), answer.readline()
     numbers = [int(line.split()[1]) for line in (first, second, third)]
     assert numbers == [numbers[0], numbers[0] + 1, numbers[0] + 2]   # new lines arrive as the container prints them
+
+
+def test_exec_with_a_tty_follows_resize_messages(server):
+    query = urlencode([('command', 'sh'), ('command', '-c'), ('command', 'sleep 1; stty size'), ('container', 'main'),
+                       ('stdout', 'true'), ('tty', 'true')])
+    client = websocket.create_connection(server.replace('http', 'ws') + '/exec?' + query, subprotocols=['v5.channel.k8s.io'], timeout=20)
+    client.send_binary(b'\x04' + json.dumps({'Width': 123, 'Height': 45}).encode())
+    output, status = b'', None
+    while True:
+        opcode, data = client.recv_data(control_frame=True)
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
+            break
+        if data[:1] == b'\x01':
+            output += data[1:]
+        elif data[:1] == b'\x03':
+            status = json.loads(data[1:])
+    client.close()
+    assert output.strip() == b'45 123' and status['status'] == 'Success'

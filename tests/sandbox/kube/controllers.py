@@ -17,7 +17,6 @@ Use::
 
 import copy
 import hashlib
-import importlib.util
 import json
 import os
 import pathlib
@@ -32,22 +31,17 @@ import yaml
 
 from . import errors
 from .store import now_rfc3339
+from ..collection import collection_module
 
 TICK = 0.25
 POLL_INTERVAL = 1.0
-ROOT = pathlib.Path(__file__).resolve().parents[3]
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds'
 _RANDOM_CHARS = 'bcdfghjklmnpqrstvwxz2456789'   # k8s.io/apimachinery/pkg/util/rand: no vowels, no 0/1/3
 
 
 def load_families():
-    """The collection's catalog (plugins/module_utils/families.py, standard library only), loaded by path."""
-    if 'aiinfra_families' not in sys.modules:
-        spec = importlib.util.spec_from_file_location('aiinfra_families', ROOT / 'plugins' / 'module_utils' / 'families.py')
-        module = importlib.util.module_from_spec(spec)
-        sys.modules['aiinfra_families'] = module   # dataclasses resolve annotations through sys.modules
-        spec.loader.exec_module(module)
-    return sys.modules['aiinfra_families']
+    """The collection's catalog of machine types (plugins/module_utils/catalog/families.py)."""
+    return collection_module('plugins.module_utils.catalog.families')
 
 
 def _suffix(seed, length=5):

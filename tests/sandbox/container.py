@@ -255,7 +255,9 @@ def _check_node_pool_references(call, where, config, body):
     affinity = config.get('reservationAffinity') or {}
     if affinity.get('consumeReservationType') == 'SPECIFIC_RESERVATION':
         value = (affinity.get('values') or [''])[0]
-        parts = value.split('/')
+        # Seed 001 names a block of the reservation: projects/P/reservations/R/reservationBlocks/B.  The sandbox has
+        # no reservation blocks: it checks that reservation R exists (the block name is not checked).
+        parts = value.split('/reservationBlocks/')[0].split('/')
         project = parts[1] if value.startswith('projects/') else where.project
         zones = body.get('locations') or _zones_of(where.location)
         if not any(call.store.get('compute.reservations', 'projects/%s/zones/%s/reservations/%s' % (project, zone, parts[-1])) for zone in zones):

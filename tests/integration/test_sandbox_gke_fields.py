@@ -122,6 +122,8 @@ def test_seed_001_automatic_rdma_node_pool_through_the_api(gcloud, rdma_vpcs, sa
                  'gpuDirectConfig': None}, 'locations': ['us-central1-b'],
       'networkConfig': {'additionalNodeNetworkConfigs': [{'network': 'rdma-net', 'subnetwork': 'rdma-sub-0'}]}},
      'uses an RDMA network profile; machine type "a3-megagpu-8g" has no MRDMA network interfaces'),
+    # machine types per zone (GPU locations page): no A3 Ultra in us-central1-c
+    ({'locations': ['us-central1-c']}, 'Machine type "a3-ultragpu-8g" does not exist in zone "us-central1-c".'),
     # nodes never newer than the control plane (GKE version skew policy)
     ({'version': '1.34.9-gke.1', 'config': {'gpuDirectConfig': None}}, 'must not be newer than'),
 ])

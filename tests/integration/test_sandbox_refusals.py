@@ -296,4 +296,30 @@ def test_refusals_through_gcloud(gcloud, sandbox):
     result = gcloud('compute', 'instances', 'create', 'gpu', '--zone=' + ZONE, '--machine-type=a3-highgpu-8g', '--image-family=cos-121-lts',
                     '--image-project=cos-cloud', '--network-interface=nic-type=GVNIC,network=net-a,subnet=sub-a')
     assert result.returncode != 0 and 'Instances with guest accelerators do not support live migration.' in result.stderr, result.stderr
+    # a machine type the zone does not offer (GPU locations page)
+    result = gcloud('compute', 'instances', 'create', 'ultra', '--zone=' + ZONE, '--machine-type=a3-ultragpu-8g', '--image-family=cos-121-lts',
+                    '--image-project=cos-cloud', '--maintenance-policy=TERMINATE', '--network-interface=nic-type=GVNIC,network=net-a,subnet=sub-a')
+    assert result.returncode != 0 and "Machine type with name 'a3-ultragpu-8g' does not exist in zone 'us-central1-a'." in result.stderr, result.stderr
     assert json.loads(gcloud('compute', 'instances', 'list', '--format=json').stdout) == []
+    # deletion protection, with the real wording
+    assert gcloud('compute', 'instances', 'create', 'kept', '--zone=' + ZONE, '--machine-type=e2-standard-4', '--image-family=cos-121-lts',
+                  '--image-project=cos-cloud', '--network-interface=network=net-a,subnet=sub-a', '--deletion-protection').returncode == 0
+    result = gcloud('compute', 'instances', 'delete', 'kept', '--zone=' + ZONE, '--quiet')
+    assert result.returncode != 0 and "Invalid resource usage: 'Resource cannot be deleted if it's protected against deletion.'." in result.stderr, result.stderr
+
+
+def test_gvnic_needs_an_image_with_the_gvnic_feature(nets, sandbox):
+    """"This boot disk source does not support gVNIC." (siderolabs/pkgs#1295): the real refusal behind A3's gVNIC rule is
+    about the image, and an A3 NIC without nicType is a gVNIC NIC."""
+    disks = [{'boot': True, 'initializeParams': {'sourceImage': 'projects/sandbox-images/global/images/family/imported-no-gvnic'}}]
+    error = error_of(insert(nets, vm(disks=disks)))
+    assert error['message'] == 'This boot disk source does not support gVNIC.'
+    assert insert(nets, vm('virtio', 'e2-standard-4', disks=disks, scheduling={})).status == 200, 'VIRTIO_NET VMs take the image'
+
+
+def test_custom_subnet_in_an_auto_mode_network_stays_out_of_10_128_0_0_9(api):
+    """"Extended subnetworks in auto subnet mode networks cannot overlap with 10.128.0.0/9." (bosh-google-cpi-release#238)"""
+    api.must('POST', P + '/global/networks', {'name': 'auto', 'autoCreateSubnetworks': True})
+    error = error_of(api.post(P + '/regions/us-east4/subnetworks', {'name': 'extra', 'network': 'global/networks/auto', 'ipCidrRange': '10.200.0.0/16'}))
+    assert error['message'] == ("Invalid value for field 'resource.ipCidrRange': '10.200.0.0/16'. "
+                                'Extended subnetworks in auto subnet mode networks cannot overlap with 10.128.0.0/9.')

@@ -110,6 +110,11 @@ IMAGES = {
     'ubuntu-os-cloud': {
         'ubuntu-2204-jammy-v20251113': {'family': 'ubuntu-2204-lts', 'diskSizeGb': '10'},
     },
+    # An image imported without the GVNIC guest OS feature, as images made by `gcloud compute images create` are unless
+    # the feature is declared (siderolabs/pkgs#1295): the stand-in for "This boot disk source does not support gVNIC."
+    'sandbox-images': {
+        'imported-no-gvnic-v1': {'family': 'imported-no-gvnic', 'diskSizeGb': '10', 'features': ['UEFI_COMPATIBLE', 'VIRTIO_SCSI_MULTIQUEUE']},
+    },
 }
 
 
@@ -128,7 +133,7 @@ def image_resource(project, name):
         'archiveSizeBytes': '1610612736',
         'diskSizeGb': facts['diskSizeGb'],
         'architecture': facts.get('architecture', 'X86_64'),
-        'guestOsFeatures': list(_GVNIC_IMAGE_FEATURES),
+        'guestOsFeatures': [{'type': name} for name in facts['features']] if 'features' in facts else list(_GVNIC_IMAGE_FEATURES),
         'licenses': ['https://www.googleapis.com/compute/v1/projects/%s/global/licenses/%s' % (project, facts['family'])],
         'storageLocations': ['eu', 'asia', 'us'],
         'labelFingerprint': '42WmSpB8rSM=',

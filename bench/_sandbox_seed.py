@@ -24,7 +24,7 @@ from sandbox import catalog  # noqa: E402  pylint: disable=wrong-import-position
 from sandbox.client import SandboxClient  # noqa: E402  pylint: disable=wrong-import-position
 from sandbox.store import COMPUTE_LINK  # noqa: E402  pylint: disable=wrong-import-position
 
-TEMPLATE_ZONE = 'us-central1-a'
+TEMPLATE_ZONE = 'us-central1-b'   # offers every type of KINDS, A3 Ultra included (GPU locations page)
 TEMPLATE_REGION = 'us-central1'
 # (machine type, fabric prefix, data NICs, NIC type of the data NICs, share of the fleet in tenths)
 KINDS = (
@@ -36,14 +36,27 @@ KINDS = (
 )
 
 
-def _fabric(client, project, prefix, data_nics, management_nics=1):
+def _fabric(client, project, prefix, data_nics, management_nics=1, roce=False):
+    """Management networks, then one data network per data NIC -- or, for MRDMA NICs, one RoCE network (RDMA network
+    profile of the template zone) with a subnet per NIC, as Google's RDMA network profiles page lays them out."""
     names = []
     for n in range(management_nics):
         suffix = 'mgmt' if n == 0 else 'gvnic'
         names.append(('%s-%s-net' % (prefix, suffix), '%s-%s-sub' % (prefix, suffix), '192.%d.0.0/24' % (168 + n)))
-    names += [('%s-data-net-%d' % (prefix, n), '%s-data-sub-%d' % (prefix, n), '192.168.%d.0/24' % n) for n in range(1, data_nics + 1)]
     for network, subnet, cidr in names:
         client.create_vpc(project, network, subnet, TEMPLATE_REGION, cidr)
+    if roce:
+        client.must('POST', 'compute/v1/projects/%s/global/networks' % project,
+                    {'name': '%s-data-net' % prefix, 'autoCreateSubnetworks': False,
+                     'networkProfile': 'global/networkProfiles/%s-vpc-roce' % TEMPLATE_ZONE})
+    for n in range(1, data_nics + 1):
+        network, subnet, cidr = ('%s-data-net' % prefix if roce else '%s-data-net-%d' % (prefix, n)), '%s-data-sub-%d' % (prefix, n), '192.168.%d.0/24' % n
+        if roce:
+            client.must('POST', 'compute/v1/projects/%s/regions/%s/subnetworks' % (project, TEMPLATE_REGION),
+                        {'name': subnet, 'network': 'global/networks/' + network, 'ipCidrRange': cidr})
+        else:
+            client.create_vpc(project, network, subnet, TEMPLATE_REGION, cidr)
+        names.append((network, subnet, cidr))
     return names
 
 
@@ -54,7 +67,7 @@ def _template(client, project, machine_type, prefix, data_nics, nic_type):
                  'accessConfigs': [{'name': 'external-nat', 'type': 'ONE_TO_ONE_NAT'}]}]
     else:
         management = 2 if nic_type == 'MRDMA' else 1
-        fabric = _fabric(client, project, prefix, data_nics, management)
+        fabric = _fabric(client, project, prefix, data_nics, management, roce=nic_type == 'MRDMA')
         nics = []
         for index, (network, subnet, _cidr) in enumerate(fabric):
             nic = {'network': 'global/networks/%s' % network, 'subnetwork': 'regions/%s/subnetworks/%s' % (TEMPLATE_REGION, subnet),
@@ -87,7 +100,7 @@ def _clone(template, project, name, zone, serial, store):
         'zone': COMPUTE_LINK + 'projects/%s/zones/%s' % (project, zone),
         'machineType': instance['machineType'].replace('/zones/%s/' % TEMPLATE_ZONE, '/zones/%s/' % zone),
         'selfLink': COMPUTE_LINK + key,
-        'status': 'TERMINATED' if serial % 11 == 10 else 'RUNNING',   # 11: coprime with the 40 zones
+        'status': 'TERMINATED' if serial % 11 == 10 else 'RUNNING',   # 11: coprime with the 127 zones
         'labels': dict(instance.get('labels') or {}, **({'cluster': 'c%d' % (serial % 7)} if serial % 2 else {})),
     })
     for index, nic in enumerate(instance['networkInterfaces']):
@@ -105,6 +118,10 @@ def seed_fleet(sandbox, projects, total):
     client = SandboxClient(sandbox.url)
     zones = list(catalog.ZONES)
     counts = {}
+    # The fleet's fabrics need more VPC networks than a project's default quota of 15 (tests/sandbox/quotas.py):
+    # lift it for these projects, as a granted quota increase would.
+    for project in projects:
+        sandbox.set_quota('NETWORKS', None, project=project)
     per_project = [total // len(projects) + (1 if index < total % len(projects) else 0) for index in range(len(projects))]
     serial = 0
     for number, (project, count) in enumerate(zip(projects, per_project)):

@@ -3,7 +3,7 @@
     .venv/bin/python bench/inventory.py [--instances 5000] [--projects 3] [--repeat 3]
 
 Starts the API sandbox in this process with its HTTPS CONNECT proxy (tests/sandbox/proxy.py), fills
-it with a mixed fleet (bench/_sandbox_seed.py: 3 projects over all 40 catalog zones, A3 Mega / High /
+it with a mixed fleet (bench/_sandbox_seed.py: 3 projects over all 127 catalog zones, A3 Mega / High /
 Edge / Ultra and plain n2 VMs, one in eleven TERMINATED), then builds the RUNNING VMs into an inventory
 with each plugin, each run in a fresh Python process:
 

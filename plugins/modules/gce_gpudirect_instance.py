@@ -88,7 +88,8 @@ options:
   provisioning_model:
     description:
       - V(standard), V(spot), V(flex_start) (Dynamic Workload Scheduler) or V(reservation_bound).
-      - V(reservation_bound) is not available for C(a3-edgegpu-8g).
+      - V(reservation_bound) is available for every supported machine type, C(a3-edgegpu-8g) included, as Google's
+        current page on reservation-bound instances lists A3 Edge (the older Compute Engine manual, seed 000, says it is not).
     type: str
     choices: [standard, spot, flex_start, reservation_bound]
     default: standard

@@ -1,10 +1,13 @@
 """Each Compute Engine and GKE rule the sandbox enforces: a request the real API accepts is accepted,
-one it refuses is refused with a GCE-worded 400 and creates nothing."""
+one it refuses is refused with a GCE-worded 400 and creates nothing.  Sources are cited beside each rule
+in tests/sandbox/rules.py, instances.py, networking.py and container.py; the newer refusals of issue 16
+are in test_sandbox_refusals.py, the RDMA (A3 Ultra) layout in test_sandbox_rdma.py."""
 
 import pytest
 
 PROJECT = 'sandbox-project'
 ZONE = 'us-central1-a'
+RDMA_ZONE = 'us-central1-b'   # A3 Ultra and A4 are offered in us-central1-b, not -a (GPU locations page)
 REGION = 'us-central1'
 P = 'compute/v1/projects/' + PROJECT
 COS = 'projects/cos-cloud/global/images/family/cos-121-lts'
@@ -23,8 +26,8 @@ def nic(number, nic_type='GVNIC', **extra):
                  'nicType': nic_type}, **extra)
 
 
-def instance(name='vm', machine='a3-megagpu-8g', nics=None, scheduling=None, **extra):
-    body = {'name': name, 'machineType': 'zones/%s/machineTypes/%s' % (ZONE, machine),
+def instance(name='vm', machine='a3-megagpu-8g', nics=None, scheduling=None, zone=ZONE, **extra):
+    body = {'name': name, 'machineType': 'zones/%s/machineTypes/%s' % (zone, machine),
             'disks': [{'boot': True, 'initializeParams': {'sourceImage': COS}}],
             'networkInterfaces': nics if nics is not None else [nic(0)],
             'scheduling': scheduling if scheduling is not None else {'onHostMaintenance': 'TERMINATE'}}
@@ -36,8 +39,8 @@ def insert(api, body, zone=ZONE):
     return api.post('%s/zones/%s/instances' % (P, zone), body)
 
 
-def refused(response, *fragments, reason='invalid'):
-    assert response.status == 400, response
+def refused(response, *fragments, reason='invalid', status=400):
+    assert response.status == status, response
     error = response.body['error']
     assert error['errors'][0]['reason'] == reason
     for fragment in fragments:
@@ -51,54 +54,90 @@ def accepted(response):
     return response.body
 
 
+@pytest.fixture
+def roce(nets):
+    """A RoCE network bound to us-central1-b with 9 subnets (roce-sub-0 .. roce-sub-8), as the RDMA network profiles page makes it."""
+    nets.must('POST', P + '/global/networks', {'name': 'roce', 'autoCreateSubnetworks': False,
+                                               'networkProfile': 'global/networkProfiles/%s-vpc-roce' % RDMA_ZONE})
+    for number in range(9):
+        nets.must('POST', P + '/regions/%s/subnetworks' % REGION,
+                  {'name': 'roce-sub-%d' % number, 'network': 'global/networks/roce', 'ipCidrRange': '10.200.%d.0/24' % number})
+    return nets
+
+
+def mrdma(number):
+    return {'network': 'global/networks/roce', 'subnetwork': 'regions/%s/subnetworks/roce-sub-%d' % (REGION, number), 'nicType': 'MRDMA'}
+
+
 # --------------------------------------------------------------------------------------- NIC limits
-@pytest.mark.parametrize('machine, limit, nic_types', [
-    ('a3-megagpu-8g', 9, ['GVNIC'] * 10),
-    ('a3-highgpu-8g', 5, ['GVNIC'] * 10),
-    ('a3-edgegpu-8g', 5, ['GVNIC'] * 10),
-    ('a3-ultragpu-8g', 10, ['GVNIC', 'GVNIC'] + ['MRDMA'] * 9),
-    ('a4-highgpu-8g', 10, ['GVNIC', 'GVNIC'] + ['MRDMA'] * 9),
-    ('e2-standard-4', 4, ['VIRTIO_NET'] * 10),
+@pytest.mark.parametrize('machine, limit, zone', [
+    ('a3-megagpu-8g', 9, ZONE),
+    ('a3-highgpu-8g', 5, ZONE),
+    ('a3-edgegpu-8g', 5, ZONE),
+    ('a3-ultragpu-8g', 10, RDMA_ZONE),
+    ('a4-highgpu-8g', 10, RDMA_ZONE),
+    ('e2-standard-4', 4, ZONE),
 ])
-def test_maximum_nics_per_machine_type(sandbox, nets, machine, limit, nic_types):
-    accepted(insert(nets, instance('at-limit', machine, [nic(n, nic_types[n]) for n in range(limit)])))
-    message = refused(insert(nets, instance('over-limit', machine, [nic(n, nic_types[n]) for n in range(limit + 1)])))
+def test_maximum_nics_per_machine_type(sandbox, roce, machine, limit, zone):
+    if machine.startswith(('a3-ultra', 'a4')):   # 2 gVNIC + MRDMA NICs on the RoCE network
+        nics = [nic(0), nic(1)] + [mrdma(n) for n in range(9)]
+    else:
+        nics = [nic(n, 'VIRTIO_NET' if machine.startswith('e2') else 'GVNIC') for n in range(11)]
+    accepted(insert(roce, instance('at-limit', machine, nics[:limit], zone=zone), zone))
+    message = refused(insert(roce, instance('over-limit', machine, nics[:limit + 1], zone=zone), zone))
     assert "Invalid value for field 'resource.networkInterfaces': ''." in message
     assert 'is %d.' % limit in message
     assert [vm['name'] for vm in sandbox.resources('compute.instances')] == ['at-limit']
 
 
-def test_one_nic_per_vpc_network(nets):
+def test_one_nic_per_regular_vpc_network(nets):
+    """Regular networks: one NIC each (terraform-provider-google#8269 quotes the message)."""
     refused(insert(nets, instance(nics=[nic(0), nic(1), nic(1)])), "'resource.networkInterfaces[2].network'",
             'Networks must be distinct for NICs attached to a VM.')
 
 
-@pytest.mark.parametrize('nic_type', [None, 'VIRTIO_NET', 'MRDMA'])
-def test_a3_requires_gvnic(nets, nic_type):
-    bad = nic(1, nic_type) if nic_type else {'network': 'global/networks/net-1', 'subnetwork': 'regions/%s/subnetworks/sub-1' % REGION}
-    refused(insert(nets, instance(machine='a3-highgpu-8g', nics=[nic(0), bad])), "'resource.networkInterfaces[1].nicType'",
-            'requires gVNIC')
+def test_mrdma_nics_share_one_roce_network(roce):
+    """Issue 16 rule 1 corrected: the 8 MRDMA NICs of an A3 Ultra sit on one RoCE network, one subnet each."""
+    accepted(insert(roce, instance('ultra', 'a3-ultragpu-8g', [nic(0), nic(1)] + [mrdma(n) for n in range(8)], zone=RDMA_ZONE), RDMA_ZONE))
 
 
-def test_rdma_machines_need_gvnic_first_and_mrdma_or_gvnic_after(nets):
-    accepted(insert(nets, instance('ultra', 'a3-ultragpu-8g', [nic(0), nic(1), nic(2, 'MRDMA')])))
-    refused(insert(nets, instance('ultra-2', 'a3-ultragpu-8g', [nic(0, 'MRDMA')])), "'resource.networkInterfaces[0].nicType'")
-    refused(insert(nets, instance('ultra-3', 'a4-highgpu-8g', [nic(0), nic(1, 'VIRTIO_NET')])), "'resource.networkInterfaces[1].nicType'")
-    refused(insert(nets, instance('e2', 'e2-standard-4', [nic(0, 'MRDMA')], scheduling={})), 'nicType MRDMA is not supported')
+def test_a3_takes_gvnic_implicitly(sandbox, nets):
+    """Issue 16 rule 2 corrected: A3 NICs without nicType get gVNIC (the only NIC type of the series); VIRTIO_NET and
+    MRDMA are still refused."""
+    implicit = {'network': 'global/networks/net-1', 'subnetwork': 'regions/%s/subnetworks/sub-1' % REGION}
+    accepted(insert(nets, instance(machine='a3-highgpu-8g', nics=[{k: v for k, v in nic(0).items() if k != 'nicType'}, implicit])))
+    assert [item['nicType'] for item in sandbox.resources('compute.instances')[0]['networkInterfaces']] == ['GVNIC', 'GVNIC']
+    for number, nic_type in ((2, 'VIRTIO_NET'), (3, 'MRDMA')):
+        refused(insert(nets, instance('vm-%d' % number, machine='a3-highgpu-8g', nics=[nic(0), nic(number, nic_type)])),
+                "'resource.networkInterfaces[1].nicType'")
+
+
+def test_rdma_machines_need_gvnic_first_and_mrdma_or_gvnic_after(roce):
+    accepted(insert(roce, instance('ultra', 'a3-ultragpu-8g', [nic(0), nic(1), mrdma(2)], zone=RDMA_ZONE), RDMA_ZONE))
+    refused(insert(roce, instance('ultra-2', 'a3-ultragpu-8g', [mrdma(0)], zone=RDMA_ZONE), RDMA_ZONE), "'resource.networkInterfaces[0].nicType'")
+    refused(insert(roce, instance('ultra-3', 'a4-highgpu-8g', [nic(0), nic(1, 'VIRTIO_NET')], zone=RDMA_ZONE), RDMA_ZONE),
+            "'resource.networkInterfaces[1].nicType'")
+    refused(insert(roce, instance('e2', 'e2-standard-4', [nic(0, 'MRDMA')], scheduling={})), 'nicType MRDMA is not supported')
 
 
 # --------------------------------------------------------------------------------------- scheduling
 def test_gpu_machines_cannot_live_migrate(sandbox, nets):
-    refused(insert(nets, instance(scheduling={'onHostMaintenance': 'MIGRATE'})),
-            'Instances with guest accelerators do not support live migration.')
-    accepted(insert(nets, instance('defaulted', scheduling={})))
-    assert sandbox.resources('compute.instances')[0]['scheduling']['onHostMaintenance'] == 'TERMINATE'
-    accepted(insert(nets, instance('general', 'e2-standard-4', [nic(0, 'VIRTIO_NET')], scheduling={'onHostMaintenance': 'MIGRATE'})))
+    """400 badRequest, bare sentence (cloud-barista/cb-spider#1125); the API's default is MIGRATE, so a GPU VM that
+    leaves onHostMaintenance unset is refused too (issue 16, refusal 1)."""
+    for name, scheduling in (('explicit', {'onHostMaintenance': 'MIGRATE'}), ('defaulted', {})):
+        response = insert(nets, instance(name, scheduling=scheduling))
+        assert response.status == 400 and response.body['error']['errors'][0]['reason'] == 'badRequest'
+        assert response.body['error']['message'] == 'Instances with guest accelerators do not support live migration.'
+    assert sandbox.resources('compute.instances') == []
+    accepted(insert(nets, instance('general', 'e2-standard-4', [nic(0, 'VIRTIO_NET')], scheduling={})))
+    assert sandbox.resources('compute.instances')[0]['scheduling']['onHostMaintenance'] == 'MIGRATE'
 
 
 def test_spot_cannot_restart_automatically(sandbox, nets):
-    refused(insert(nets, instance(scheduling={'provisioningModel': 'SPOT', 'automaticRestart': True, 'onHostMaintenance': 'TERMINATE'})),
-            "'resource.scheduling.automaticRestart': 'true'")
+    """The real wording (elasticluster#568): the field is scheduling.preemptible."""
+    message = refused(insert(nets, instance(scheduling={'provisioningModel': 'SPOT', 'automaticRestart': True, 'onHostMaintenance': 'TERMINATE'})))
+    assert message == ("Invalid value for field 'resource.scheduling.preemptible': 'true'. "
+                       "Scheduling must have preemptible be false when AutomaticRestart is true.")
     accepted(insert(nets, instance('spot', scheduling={'provisioningModel': 'SPOT', 'onHostMaintenance': 'TERMINATE'})))
     assert sandbox.resources('compute.instances')[0]['scheduling']['automaticRestart'] is False
 
@@ -112,9 +151,10 @@ def test_flex_start_is_accepted_with_params(sandbox, nets):
     assert 'params' not in stored, 'params is input-only'
 
 
-def reservation(api, name, machine):
+def reservation(api, name, machine, specific=True, count=2):
     return api.post('%s/zones/%s/reservations' % (P, ZONE),
-                    {'name': name, 'specificReservation': {'count': 2, 'instanceProperties': {'machineType': machine}}})
+                    {'name': name, 'specificReservationRequired': specific,
+                     'specificReservation': {'count': count, 'instanceProperties': {'machineType': machine}}})
 
 
 def bound():
@@ -137,11 +177,16 @@ def test_reservation_bound_needs_a_specific_reservation(nets):
     refused(insert(nets, instance(scheduling=bound())), 'RESERVATION_BOUND instances must consume a specific reservation.')
 
 
-def test_a3_edge_refuses_reservation_bound(nets):
+def test_a3_edge_takes_reservation_bound(sandbox, nets):
+    """Issue 16 rule 3 corrected: the current reservation-bound page (about-reservation-bound-instances) lists A3 Edge;
+    seed 000 is older.  General-purpose types are still refused."""
     accepted(reservation(nets, 'res', 'a3-edgegpu-8g'))
-    refused(insert(nets, instance(machine='a3-edgegpu-8g', scheduling=bound(), reservationAffinity=AFFINITY)),
-            'a3-edgegpu-8g does not support the RESERVATION_BOUND provisioning model')
-    accepted(insert(nets, instance('edge-spot', 'a3-edgegpu-8g', scheduling={'provisioningModel': 'SPOT', 'onHostMaintenance': 'TERMINATE'})))
+    accepted(insert(nets, instance(machine='a3-edgegpu-8g', scheduling=bound(), reservationAffinity=AFFINITY)))
+    assert sandbox.resources('compute.instances')[0]['scheduling']['provisioningModel'] == 'RESERVATION_BOUND'
+    accepted(reservation(nets, 'res-e2', 'e2-standard-4'))
+    refused(insert(nets, instance('e2', 'e2-standard-4', [nic(0, 'VIRTIO_NET')], scheduling=bound(),
+                                  reservationAffinity=dict(AFFINITY, values=['res-e2']))),
+            'e2-standard-4 does not support the RESERVATION_BOUND provisioning model')
 
 
 # ------------------------------------------------------------------------------------ networks
@@ -170,7 +215,10 @@ def test_custom_mode_network_has_no_subnets_and_auto_mode_has_one_per_region(san
     accepted(api.post(P + '/global/networks', {'name': 'auto', 'autoCreateSubnetworks': True}))
     assert api.get(P + '/global/networks/custom').body['subnetworks'] == []
     auto_subnets = api.get(P + '/global/networks/auto').body['subnetworks']
-    assert len(auto_subnets) == 10 and api.get(P + '/regions/us-central1/subnetworks/auto').body['ipCidrRange'] == '10.128.0.0/20'
+    # one per region of the catalog (42), with the documented ranges -- us-west2, europe-west2 and asia-east1 included
+    assert len(auto_subnets) == 42 and api.get(P + '/regions/us-central1/subnetworks/auto').body['ipCidrRange'] == '10.128.0.0/20'
+    assert [api.get(P + '/regions/%s/subnetworks/auto' % region).body['ipCidrRange'] for region in ('us-west2', 'europe-west2', 'asia-east1')] \
+        == ['10.168.0.0/20', '10.154.0.0/20', '10.140.0.0/20']
     # a VM on a custom-mode network must name a subnet; on an auto-mode network it need not
     refused(insert(api, instance('on-custom', 'e2-standard-4', [{'network': 'global/networks/custom'}], scheduling={})),
             'Subnetwork should be specified for custom subnetmode network')

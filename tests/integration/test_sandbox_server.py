@@ -132,8 +132,10 @@ def test_links_use_the_host_the_request_came_to(sandbox):
     ('n2-standard-8', 8, 32768, None, 0),
 ])
 def test_machine_types(api, name, cpus, memory_mb, accelerator, gpus):
-    machine = api.get(P + '/zones/us-central1-a/machineTypes/' + name).body
-    assert (machine['guestCpus'], machine['memoryMb'], machine['zone'], machine['kind']) == (cpus, memory_mb, 'us-central1-a', 'compute#machineType')
+    # A3 Ultra and A4 are offered in us-central1-b, not -a (GPU locations page, tests/sandbox/data/locations.json)
+    zone = 'us-central1-b' if name in ('a3-ultragpu-8g', 'a4-highgpu-8g') else 'us-central1-a'
+    machine = api.get(P + '/zones/%s/machineTypes/%s' % (zone, name)).body
+    assert (machine['guestCpus'], machine['memoryMb'], machine['zone'], machine['kind']) == (cpus, memory_mb, zone, 'compute#machineType')
     if accelerator:
         assert machine['accelerators'] == [{'guestAcceleratorType': accelerator, 'guestAcceleratorCount': gpus}]
     else:
@@ -146,8 +148,11 @@ def test_catalog_lists(api):
     assert 'us-central1-a' in [zone['name'] for zone in zones] and all(zone['status'] == 'UP' for zone in zones)
     region = api.get(P + '/regions/us-central1').body
     assert [link.rsplit('/', 1)[1] for link in region['zones']] == ['us-central1-a', 'us-central1-b', 'us-central1-c', 'us-central1-f']
-    aggregated = api.get(P + '/aggregated/machineTypes').body['items']
+    # 127 zones x 14 types span several 500-item pages: filter to one type, as a real caller would
+    aggregated = api.get(P + '/aggregated/machineTypes?filter=name%20%3D%20a3-megagpu-8g').body['items']
     assert 'a3-megagpu-8g' in [machine['name'] for machine in aggregated['zones/europe-west4-b']['machineTypes']]
+    assert 'machineTypes' not in aggregated['zones/us-west2-a'], 'A3 Mega is not offered in us-west2 (GPU locations page)'
+    assert api.get(P + '/zones/us-central1-a/machineTypes/a3-ultragpu-8g').status == 404
     assert api.get(P + '/zones/us-central1-a/machineTypes/z9-nothing').status == 404
     project = api.get(P).body
     assert project['name'] == 'p' and project['defaultServiceAccount'].endswith('-compute@developer.gserviceaccount.com')

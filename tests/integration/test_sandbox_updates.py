@@ -50,7 +50,11 @@ def test_lists_page_by_max_results(api):
     second = api.get(P + '/global/networks?maxResults=2&pageToken=' + first['nextPageToken']).body
     last = api.get(P + '/global/networks?maxResults=2&pageToken=' + second['nextPageToken']).body
     assert [item['name'] for item in second['items'] + last['items']] == ['n2', 'n3', 'n4'] and 'nextPageToken' not in last
-    assert api.get(P + '/global/networks?maxResults=0').status == 400
+    # maxResults: "Acceptable values are 0 to 500, inclusive" (compute.v1 discovery document): 0 is the default page,
+    # above 500 is capped, a negative value is refused.
+    assert [item['name'] for item in api.get(P + '/global/networks?maxResults=0').body['items']] == ['n0', 'n1', 'n2', 'n3', 'n4']
+    assert 'nextPageToken' not in api.get(P + '/global/networks?maxResults=5000').body
+    assert api.get(P + '/global/networks?maxResults=-1').status == 400
 
 
 def test_aggregated_list_filters_and_pages(api):

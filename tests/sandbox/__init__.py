@@ -17,7 +17,9 @@ Interface::
     sb.clear_faults()
     sb.request_log()                # [{method, path, status, body, api_method, fault}, ...]
     sb.resources('compute.instances')   # stored resources of a collection, as dicts
-    sb.reset()                      # clears state and log
+    sb.set_quota('NVIDIA_H100_GPUS', 16, project='p', region='us-central1')   # or NETWORKS, ...; None: unlimited
+    sb.clear_quotas()               # back to the defaults (NETWORKS 15 per project, GPUs unlimited)
+    sb.reset()                      # clears state and log (faults and quotas stay)
     sb.latency = 2.0                # operations stay RUNNING this long
     sb.stop()
 
@@ -29,13 +31,18 @@ container.clusters, container.nodePools, container.operations.  ``sb.state`` is 
 Fault kinds: http_429, http_500, http_503, reset, ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED
 (see ``faults.py``).  Control endpoints over HTTP: ``GET /_sandbox/requests``,
 ``POST /_sandbox/reset``, ``POST /_sandbox/faults`` ({method, kind, rate|count, retry_after}),
-``DELETE /_sandbox/faults``, ``GET /_sandbox/state``.
+``DELETE /_sandbox/faults``, ``GET /_sandbox/quotas``, ``POST /_sandbox/quotas`` ({metric, limit, project,
+region}), ``DELETE /_sandbox/quotas``, ``GET /_sandbox/state``.  Quotas refuse with a synchronous 403
+``quotaExceeded`` (see ``quotas.py``).
+
+Locations (regions, zones, auto-mode ranges, zones of each A3/A4 machine type) come from
+``data/locations.json``, which names its sources.
 
 Modules: server (HTTP, dispatch, log, controls), batch (Google's multipart batch endpoint),
 discovery (routes from the discovery documents), validation (schema checks), faults, store (state,
 state file), operations, registry, compute (catalog endpoints, operations, CRUD scaffolding, list
-filters), networking, instances, rules, container, serviceusage, catalog (zones, machine types,
-images, GKE versions), errors; for tests: client (stdlib JSON client with ``create_vpc``) and
+filters, network profiles), networking, instances, rules (each rule with its source), quotas,
+container, serviceusage, catalog (zones, machine types, images, GKE versions), errors; for tests: client (stdlib JSON client with ``create_vpc``) and
 gcloud (the real gcloud CLI pointed at a sandbox).
 """
 

@@ -6,24 +6,25 @@ Machine-type figures are the published ones (guestCpus, memoryMb, attached GPUs,
 per-type limits that the rules in ``rules.py`` enforce.
 """
 
-REGIONS = {
-    'us-central1': ('a', 'b', 'c', 'f'),
-    'us-east1': ('b', 'c', 'd'),
-    'us-east4': ('a', 'b', 'c'),
-    'us-east5': ('a', 'b', 'c'),
-    'us-west1': ('a', 'b', 'c'),
-    'us-west4': ('a', 'b', 'c'),
-    'europe-west1': ('b', 'c', 'd'),
-    'europe-west4': ('a', 'b', 'c'),
-    'asia-northeast1': ('a', 'b', 'c'),
-    'asia-southeast1': ('a', 'b', 'c'),
-    # Three more real regions so that an aggregatedList spans 40 zones, as in the inventory benchmark.
-    'us-west2': ('a', 'b', 'c'),
-    'europe-west2': ('a', 'b', 'c'),
-    'asia-east1': ('a', 'b', 'c'),
-}
+import json
+import os
 
-ZONES = {'%s-%s' % (region, letter): region for region, letters in REGIONS.items() for letter in letters}
+# Regions, zones, auto-mode ranges and the zones of each accelerator-optimized machine type, from one
+# data file that names its sources (Google's region list, the VPC subnet page and the GPU locations page).
+with open(os.path.join(os.path.dirname(__file__), 'data', 'locations.json'), encoding='utf-8') as _handle:
+    LOCATIONS = json.load(_handle)
+
+REGIONS = {region: tuple(zone.rsplit('-', 1)[1] for zone in facts['zones']) for region, facts in sorted(LOCATIONS['regions'].items())}
+ZONES = {zone: region for region, facts in sorted(LOCATIONS['regions'].items()) for zone in facts['zones']}
+AUTO_MODE_RANGES = {region: facts['auto_mode_range'] for region, facts in sorted(LOCATIONS['regions'].items())}
+# Machine types not listed here (the general-purpose ones) are served in every zone: a simplification,
+# the sandbox's own, that no test relies on for refusals.
+MACHINE_TYPE_ZONES = {name: frozenset(zones) for name, zones in LOCATIONS['machine_type_zones'].items()}
+
+
+def machine_type_in_zone(name, zone):
+    """Whether ``zone`` offers machine type ``name`` (GPU locations page for accelerator-optimized types)."""
+    return name in MACHINE_TYPES and (name not in MACHINE_TYPE_ZONES or zone in MACHINE_TYPE_ZONES[name])
 
 
 def region_of_zone(zone):
@@ -109,6 +110,11 @@ IMAGES = {
     'ubuntu-os-cloud': {
         'ubuntu-2204-jammy-v20251113': {'family': 'ubuntu-2204-lts', 'diskSizeGb': '10'},
     },
+    # An image imported without the GVNIC guest OS feature, as images made by `gcloud compute images create` are unless
+    # the feature is declared (siderolabs/pkgs#1295): the stand-in for "This boot disk source does not support gVNIC."
+    'sandbox-images': {
+        'imported-no-gvnic-v1': {'family': 'imported-no-gvnic', 'diskSizeGb': '10', 'features': ['UEFI_COMPATIBLE', 'VIRTIO_SCSI_MULTIQUEUE']},
+    },
 }
 
 
@@ -127,7 +133,7 @@ def image_resource(project, name):
         'archiveSizeBytes': '1610612736',
         'diskSizeGb': facts['diskSizeGb'],
         'architecture': facts.get('architecture', 'X86_64'),
-        'guestOsFeatures': list(_GVNIC_IMAGE_FEATURES),
+        'guestOsFeatures': [{'type': name} for name in facts['features']] if 'features' in facts else list(_GVNIC_IMAGE_FEATURES),
         'licenses': ['https://www.googleapis.com/compute/v1/projects/%s/global/licenses/%s' % (project, facts['family'])],
         'storageLocations': ['eu', 'asia', 'us'],
         'labelFingerprint': '42WmSpB8rSM=',
@@ -148,9 +154,12 @@ def image_from_family(project, family):
     return names[-1] if names else None
 
 
-# GKE versions offered by getServerConfig; they satisfy the seeds' floors for GPUDirect-TCPX/TCPXO.
+# GKE versions offered by getServerConfig; they satisfy the seeds' floors for GPUDirect-TCPX/TCPXO, and
+# 1.34.8-gke.1278000 is seed 001's floor for the automatic RDMA NCCL installer (gpuDirectStrategy RDMA).
 GKE_DEFAULT_VERSION = '1.33.5-gke.1308000'
+GKE_RDMA_INSTALLER_MIN_VERSION = '1.34.8-gke.1278000'
 GKE_VERSIONS = [
+    '1.34.8-gke.1278000',
     '1.34.1-gke.1829001',
     '1.33.5-gke.1308000',
     '1.33.4-gke.1245000',
@@ -161,9 +170,15 @@ GKE_VERSIONS = [
     '1.29.15-gke.1382000',
 ]
 GKE_CHANNELS = {
-    'RAPID': ['1.34.1-gke.1829001', '1.33.5-gke.1308000'],
+    'RAPID': ['1.34.8-gke.1278000', '1.34.1-gke.1829001', '1.33.5-gke.1308000'],
     'REGULAR': ['1.33.5-gke.1308000', '1.33.4-gke.1245000', '1.32.9-gke.1108000'],
     'STABLE': ['1.32.9-gke.1108000', '1.31.13-gke.1023000'],
     'EXTENDED': ['1.31.13-gke.1023000', '1.30.14-gke.1734000', '1.29.15-gke.1382000'],
 }
 GKE_IMAGE_TYPES = ['COS_CONTAINERD', 'UBUNTU_CONTAINERD', 'WINDOWS_LTSC_CONTAINERD']
+
+
+def gke_version_key(version):
+    """``1.34.8-gke.1278000`` -> (1, 34, 8, 1278000), for ordering GKE versions."""
+    numbers = [int(part) for part in version.replace('-gke.', '.').split('.') if part.isdigit()]
+    return tuple(numbers)

@@ -15,6 +15,7 @@ import zlib
 from . import catalog
 from .errors import already_exists, invalid, not_found
 from .operations import start_compute_operation
+from .quotas import gpu_usage, network_usage, project_quotas
 from .registry import handles
 from .rules import check_name
 from .store import COMPUTE_LINK, rfc3339
@@ -168,19 +169,23 @@ def matches_filter(resource, expression):
     return True
 
 
-# The API's page size when maxResults is not given, and its ceiling.
+# The API's page size when maxResults is not given, and its ceiling.  maxResults: "Acceptable values are
+# `0` to `500`, inclusive. (Default: `500`)" (compute.v1 discovery document, every list method; "minimum": "0",
+# no maximum): 0 asks for the default page, a larger value is capped at 500, not refused.
 DEFAULT_PAGE_SIZE = MAX_PAGE_SIZE = 500
 
 
 def page_bounds(query, total):
     """(start, end, next token) of the page that maxResults / pageToken ask for, as the API pages."""
     try:
-        size = min(int(query.get('maxResults', DEFAULT_PAGE_SIZE)), MAX_PAGE_SIZE)
+        size = int(query.get('maxResults', DEFAULT_PAGE_SIZE))
         start = int(query.get('pageToken') or 0)
     except ValueError:
         raise invalid("Invalid value for field 'maxResults' or 'pageToken'.") from None
-    if size <= 0:
-        raise invalid("Invalid value for field 'maxResults': '%s'. Must be between 1 and 500." % size)
+    if size < 0:
+        # A negative value is not a uint32: the parser refuses it (wording: the sandbox's).
+        raise invalid("Invalid value for field 'maxResults': '%s'. Acceptable values are 0 to 500, inclusive." % size)
+    size = min(size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
     end = start + size
     return start, end, str(end) if end < total else None
 
@@ -261,7 +266,7 @@ def get_project(call):
         'commonInstanceMetadata': {'kind': 'compute#metadata', 'fingerprint': 'sandbox0000=', 'items': []},
         'defaultNetworkTier': 'PREMIUM',
         'xpnProjectStatus': 'UNSPECIFIED_XPN_PROJECT_STATUS',
-        'quotas': [{'metric': 'NETWORKS', 'limit': 50.0, 'usage': 0.0}, {'metric': 'FIREWALLS', 'limit': 500.0, 'usage': 0.0}],
+        'quotas': project_quotas(call.sandbox, project, lambda metric: network_usage(call) if metric == 'NETWORKS' else 0),
     }
 
 
@@ -290,12 +295,13 @@ def list_zones(call):
     return list_response('zones', 'projects/%s' % call.project, [zone_resource(call.project, zone) for zone in catalog.ZONES])
 
 
-def region_resource(project, region):
+def region_resource(call, project, region):
     return {
         'kind': 'compute#region', 'id': stable_id(region), 'creationTimestamp': '1969-12-31T16:00:00.000-08:00',
         'name': region, 'description': region, 'status': 'UP',
         'zones': [link('projects/%s/zones/%s-%s' % (project, region, letter)) for letter in catalog.REGIONS[region]],
-        'quotas': [{'metric': 'CPUS', 'limit': 2400.0, 'usage': 0.0}, {'metric': 'NVIDIA_H100_GPUS', 'limit': 64.0, 'usage': 0.0}],
+        'quotas': [item for item in project_quotas(call.sandbox, project, lambda metric: gpu_usage(call, region, metric), region)
+                   if item['metric'] != 'NETWORKS'],
         'selfLink': link('projects/%s/regions/%s' % (project, region)),
         'supportsPzs': True,
     }
@@ -306,12 +312,12 @@ def get_region(call):
     region = call.params['region']
     if region not in catalog.REGIONS:
         raise not_found('projects/%s/regions/%s' % (call.project, region))
-    return region_resource(call.project, region)
+    return region_resource(call, call.project, region)
 
 
 @handles('compute.regions.list')
 def list_regions(call):
-    return list_response('regions', 'projects/%s' % call.project, [region_resource(call.project, region) for region in catalog.REGIONS])
+    return list_response('regions', 'projects/%s' % call.project, [region_resource(call, call.project, region) for region in catalog.REGIONS])
 
 
 def machine_type_resource(project, zone, name):
@@ -329,7 +335,7 @@ def machine_type_resource(project, zone, name):
 @handles('compute.machineTypes.get')
 def get_machine_type(call):
     zone, name = call.params['zone'], call.params['machineType']
-    resource = machine_type_resource(call.project, zone, name) if zone in catalog.ZONES else None
+    resource = machine_type_resource(call.project, zone, name) if catalog.machine_type_in_zone(name, zone) and zone in catalog.ZONES else None
     if resource is None:
         raise not_found('projects/%s/zones/%s/machineTypes/%s' % (call.project, zone, name))
     return resource
@@ -340,12 +346,13 @@ def list_machine_types(call):
     zone = call.params['zone']
     check_zone(zone)
     return list_response('machineTypes', 'projects/%s/zones/%s' % (call.project, zone),
-                         [machine_type_resource(call.project, zone, name) for name in catalog.MACHINE_TYPES])
+                         [machine_type_resource(call.project, zone, name) for name in catalog.MACHINE_TYPES if catalog.machine_type_in_zone(name, zone)])
 
 
 @handles('compute.machineTypes.aggregatedList')
 def aggregated_machine_types(call):
-    by_zone = {'zones/' + zone: [machine_type_resource(call.project, zone, name) for name in catalog.MACHINE_TYPES] for zone in catalog.ZONES}
+    by_zone = {'zones/' + zone: [machine_type_resource(call.project, zone, name) for name in catalog.MACHINE_TYPES if catalog.machine_type_in_zone(name, zone)]
+               for zone in catalog.ZONES}
     return aggregated_response(call, 'machineTypes', 'zones', by_zone)
 
 
@@ -464,3 +471,44 @@ def aggregated_operations(call):
         if parts[2] != 'global':
             by_scope.setdefault('/'.join(parts[2:4]), []).append(value)
     return aggregated_response(call, 'operations', 'zones', by_scope)
+
+
+# ---------------------------------------------------------------------------------- network profiles
+# RDMA network profiles (https://cloud.google.com/vpc/docs/rdma-network-profiles): ``ZONE-vpc-roce`` exists in
+# the zones of the machine types it serves ("RDMA network profiles are available in the same zones as their
+# supported machine types" -- A3 Ultra and A4 here).  Features as the NetworkProfile schema of the compute.v1
+# discovery document names them: MRDMA interfaces only, several NICs of one VM in the same network allowed.
+ROCE_MACHINE_TYPES = ('a3-ultragpu-8g', 'a4-highgpu-8g')
+
+
+def roce_zones():
+    return sorted({zone for name in ROCE_MACHINE_TYPES for zone in catalog.MACHINE_TYPE_ZONES.get(name, ())})
+
+
+def network_profile_resource(project, name):
+    zone = name[:-len('-vpc-roce')] if name.endswith('-vpc-roce') else None
+    if zone not in roce_zones():
+        return None
+    return {
+        'kind': 'compute#networkProfile', 'id': stable_id(name), 'creationTimestamp': '1969-12-31T16:00:00.000-08:00',
+        'name': name, 'description': 'RDMA over converged ethernet v2 (RoCE v2) profile for %s' % zone, 'profileType': {'networkType': 'RDMA', 'rdmaSubtype': 'ROCE'},
+        'location': {'name': zone, 'scope': 'ZONE'},
+        'features': {'interfaceTypes': ['MRDMA'], 'allowMultiNicInSameNetwork': 'MULTI_NIC_IN_SAME_NETWORK_ALLOWED',
+                     'allowAutoModeSubnet': 'AUTO_MODE_SUBNET_BLOCKED', 'allowExternalIpAccess': 'EXTERNAL_IP_ACCESS_BLOCKED'},
+        'selfLink': link('projects/%s/global/networkProfiles/%s' % (project, name)),
+    }
+
+
+@handles('compute.networkProfiles.get')
+def get_network_profile(call):
+    profile = network_profile_resource(call.project, call.params['networkProfile'])
+    if profile is None:
+        raise not_found('projects/%s/global/networkProfiles/%s' % (call.project, call.params['networkProfile']))
+    return profile
+
+
+@handles('compute.networkProfiles.list')
+def list_network_profiles(call):
+    return list_response('networkProfiles', 'projects/%s/global' % call.project,
+                         [network_profile_resource(call.project, zone + '-vpc-roce') for zone in roce_zones()],
+                         call.query.get('filter'), call.query)

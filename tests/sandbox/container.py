@@ -5,11 +5,16 @@ Both URL families gcloud and client libraries use are served by the same handler
 A created cluster is RUNNING (once its operation is DONE) with an endpoint and a
 ``masterAuth.clusterCaCertificate``, so ``gcloud container clusters create`` can write a kubeconfig.
 
-Refusals, as GKE makes them: bad names, unknown locations and versions, duplicates (409), missing
-clusters (404), multi-networking without Dataplane V2 or VPC-native, additional node networks on a
-cluster without multi-networking or naming networks/subnetworks that do not exist, more node networks
-than the machine type's NICs, a GPU type that does not match the machine type's bundled GPUs, and a
-specific reservation or placement policy that does not exist.
+Refusals, as GKE makes them (each rule cites its source beside the code): bad names, unknown
+locations and versions, a version outside the cluster's release channel, node pools newer than the
+control plane, duplicates (409), missing clusters (404), multi-networking without Dataplane V2 or
+with VPC-native turned off, a subnetwork outside the cluster's network, additional node networks on
+a cluster without multi-networking, naming networks/subnetworks that do not exist or repeating a
+regular network, more node networks than the machine type's NICs, GPUs that do not match the
+machine type's bundled GPUs (type and count), a specific reservation or placement policy that does
+not exist, and the node-pool fields of seeds 001 and 003 (gpuDirectConfig, acceleratorNetworkProfile,
+gpuDriverInstallationConfig, additionalPodNetworkConfigs).  Every error carries the
+``google.rpc.RequestInfo`` detail (added in server.py).
 """
 
 import base64
@@ -18,6 +23,7 @@ import zlib
 
 from . import catalog
 from .errors import ApiError, bad_request
+from .rules import is_roce
 from .operations import start_container_operation
 from .registry import handles
 from .store import COMPUTE_LINK, CONTAINER_LINK, container_time
@@ -84,6 +90,15 @@ def _region_of(location):
     return catalog.region_of_zone(location) or location
 
 
+def _check_channel_version(channel, version):
+    """A cluster enrolled in a release channel runs a version that channel offers ("Release channels",
+    https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels: "you can only choose a version
+    available in the channel").  Wording: the sandbox's."""
+    if channel and channel != 'UNSPECIFIED' and version not in catalog.GKE_CHANNELS.get(channel, []):
+        raise bad_request('Version "%s" is not available in the %s release channel; valid versions: %s.'
+                          % (version, channel, ', '.join(catalog.GKE_CHANNELS.get(channel, []))))
+
+
 def _resolve_version(requested):
     if requested in (None, '', '-', 'latest'):
         return catalog.GKE_DEFAULT_VERSION if requested != 'latest' else catalog.GKE_VERSIONS[0]
@@ -119,12 +134,28 @@ def _node_pool(call, where, cluster, body, version):
     spec = catalog.MACHINE_TYPES.get(machine_type)
     if spec is None:
         raise bad_request('Machine type "%s" does not exist in zone "%s".' % (machine_type, _zones_of(where.location)[0]))
-    bundled = (spec.get('accelerators') or [{}])[0].get('guestAcceleratorType')
+    if not catalog.machine_type_in_zone(machine_type, (body.get('locations') or _zones_of(where.location))[0]):
+        # The zones of accelerator-optimized types (catalog.MACHINE_TYPE_ZONES, Google's GPU locations page).
+        raise bad_request('Machine type "%s" does not exist in zone "%s".' % (machine_type, (body.get('locations') or _zones_of(where.location))[0]))
+    bundled = (spec.get('accelerators') or [{}])[0]
     for accelerator in config.get('accelerators', []):
-        if bundled and accelerator.get('acceleratorType') != bundled:
+        # Accelerator-optimized types come with their GPUs: the type and the count must be the machine type's
+        # ("Run GPUs in GKE Standard node pools": for A3 "count must match the machine type's GPU count",
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/gpus).  Wording: the sandbox's.
+        if bundled and accelerator.get('acceleratorType') != bundled.get('guestAcceleratorType'):
             raise bad_request('Accelerator type "%s" is not compatible with machine type "%s" (it comes with %s).'
-                              % (accelerator.get('acceleratorType'), machine_type, bundled))
+                              % (accelerator.get('acceleratorType'), machine_type, bundled.get('guestAcceleratorType')))
+        if bundled and int(accelerator.get('acceleratorCount', '1')) != bundled.get('guestAcceleratorCount'):
+            raise bad_request('Accelerator count %s is not valid for machine type "%s": it has %d %s GPUs.'
+                              % (accelerator.get('acceleratorCount', '1'), machine_type, bundled['guestAcceleratorCount'],
+                                 bundled['guestAcceleratorType']))
+        driver = accelerator.get('gpuDriverInstallationConfig') or {}
+        if driver.get('specificVersion') and driver.get('gpuDriverVersion') != 'SPECIFIC':
+            # GPUDriverInstallationConfig.specificVersion: "Use this field only with gpu_driver_version set to SPECIFIC.
+            # Otherwise, an error will be returned." (container.v1 discovery document).  Wording: the sandbox's.
+            raise bad_request('gpuDriverInstallationConfig.specificVersion may only be set with gpuDriverVersion SPECIFIC.')
         accelerator['acceleratorCount'] = str(accelerator.get('acceleratorCount', '1'))
+    _check_gpudirect(config, machine_type, body.get('version') or version)
     config.setdefault('diskSizeGb', 100)
     config.setdefault('diskType', 'pd-balanced')
     config.setdefault('imageType', 'COS_CONTAINERD')
@@ -133,6 +164,16 @@ def _node_pool(call, where, cluster, body, version):
     config.setdefault('metadata', {'disable-legacy-endpoints': 'true'})
     config.setdefault('shieldedInstanceConfig', {'enableIntegrityMonitoring': True})
     network_config = dict(body.get('networkConfig') or {})
+    profile = network_config.get('acceleratorNetworkProfile')
+    if profile is not None and profile != 'auto':
+        # NodeNetworkConfig.acceleratorNetworkProfile: "For now the only valid value is \"auto\"." (container.v1
+        # discovery document).  Wording: the sandbox's.
+        raise bad_request('Invalid acceleratorNetworkProfile "%s": the only valid value is "auto".' % profile)
+    for item in network_config.get('additionalPodNetworkConfigs') or []:
+        if item.get('networkAttachment') and (item.get('subnetwork') or item.get('secondaryPodRange')):
+            # AdditionalPodNetworkConfig.networkAttachment: "cannot be specified along with subnetwork or
+            # secondary_pod_range" (container.v1 discovery document).  Wording: the sandbox's.
+            raise bad_request('additionalPodNetworkConfigs: networkAttachment cannot be specified along with subnetwork or secondaryPodRange.')
     additional = network_config.get('additionalNodeNetworkConfigs') or []
     if additional:
         if not cluster.get('networkConfig', {}).get('enableMultiNetworking'):
@@ -143,7 +184,17 @@ def _node_pool(call, where, cluster, body, version):
             exists, network_key = _compute_network_exists(call, where.project, item.get('network', ''))
             if not exists:
                 raise bad_request('Network "%s" does not exist.' % item.get('network'))
-            if network_key in seen:
+            network = call.store.get('compute.networks', network_key)
+            if is_roce(network):
+                # The node's NICs in a RoCE network are MRDMA NICs, which only A3 Ultra / A4 have, and several of them
+                # share the one RoCE network with a subnet each (RDMA network profiles page; seed 001 "高度な構成":
+                # 8 --additional-node-network entries on ${RDMA_NETWORK_PREFIX}-net, sub-0..sub-7).  Wording: the sandbox's.
+                if spec['nic_family'] != 'RDMA':
+                    raise bad_request('Network "%s" uses an RDMA network profile; machine type "%s" has no MRDMA network interfaces.'
+                                      % (item.get('network'), machine_type))
+            elif network_key in seen:
+                # Regular (non-RDMA) networks are distinct per node, as for any VM ("Networks must be distinct for NICs
+                # attached to a VM.", rules.py); GKE words it as its own error.  Wording: the sandbox's.
                 raise bad_request('Network "%s" is used by more than one node network; networks must be distinct.' % item.get('network'))
             seen.add(network_key)
             exists, _subnet_key = _compute_subnet_exists(call, where.project, region, item.get('subnetwork', ''))
@@ -153,6 +204,12 @@ def _node_pool(call, where, cluster, body, version):
             raise bad_request('Machine type "%s" supports at most %d network interfaces; %d were requested.'
                               % (machine_type, spec['max_nics'], 1 + len(additional)))
     _check_node_pool_references(call, where, config, body)
+    pool_version = body.get('version') or version
+    if catalog.gke_version_key(pool_version) > catalog.gke_version_key(cluster.get('currentMasterVersion', version)):
+        # Version skew: "nodes cannot run a newer version than the control plane" (GKE versioning,
+        # https://cloud.google.com/kubernetes-engine/versioning#version_skew).  Wording: the sandbox's.
+        raise bad_request('Node version "%s" must not be newer than the cluster\'s control plane version "%s".'
+                          % (pool_version, cluster.get('currentMasterVersion')))
     network_config.setdefault('podRange', 'gke-%s-pods-%08x' % (where.cluster, zlib.crc32(where.cluster.encode())))
     network_config.setdefault('podIpv4CidrBlock', cluster.get('clusterIpv4Cidr', '10.4.0.0/14'))
     link_path = _link_path(where.project, where.location)
@@ -178,12 +235,29 @@ def _node_pool(call, where, cluster, body, version):
     return pool
 
 
+def _check_gpudirect(config, machine_type, version):
+    """nodeConfig.gpuDirectConfig.gpuDirectStrategy RDMA (gcloud --gpudirect-strategy=rdma, seed 001): "GPUDirect-RDMA on
+    A3 Ultra, and A4 machine types" (GPUDirectConfig in the container.v1 discovery document); seed 001 制限事項: GKE
+    1.34.8-gke.1278000 or later for Standard clusters, Container-Optimized OS node images only.  Wording: the sandbox's."""
+    if (config.get('gpuDirectConfig') or {}).get('gpuDirectStrategy') != 'RDMA':
+        return
+    if machine_type not in ('a3-ultragpu-8g', 'a4-highgpu-8g'):
+        raise bad_request('gpuDirectStrategy RDMA is only supported on a3-ultragpu-8g and a4-highgpu-8g, not "%s".' % machine_type)
+    if catalog.gke_version_key(version) < catalog.gke_version_key(catalog.GKE_RDMA_INSTALLER_MIN_VERSION):
+        raise bad_request('gpuDirectStrategy RDMA requires GKE %s or later; the node pool would run %s.'
+                          % (catalog.GKE_RDMA_INSTALLER_MIN_VERSION, version))
+    if not config.get('imageType', 'COS_CONTAINERD').startswith('COS'):
+        raise bad_request('gpuDirectStrategy RDMA requires a Container-Optimized OS node image, not "%s".' % config['imageType'])
+
+
 def _check_node_pool_references(call, where, config, body):
     """A specific reservation and a placement policy a node pool names must exist (its VMs could not be created)."""
     affinity = config.get('reservationAffinity') or {}
     if affinity.get('consumeReservationType') == 'SPECIFIC_RESERVATION':
         value = (affinity.get('values') or [''])[0]
-        parts = value.split('/')
+        # Seed 001 names a block of the reservation: projects/P/reservations/R/reservationBlocks/B.  The sandbox has
+        # no reservation blocks: it checks that reservation R exists (the block name is not checked).
+        parts = value.split('/reservationBlocks/')[0].split('/')
         project = parts[1] if value.startswith('projects/') else where.project
         zones = body.get('locations') or _zones_of(where.location)
         if not any(call.store.get('compute.reservations', 'projects/%s/zones/%s/reservations/%s' % (project, zone, parts[-1])) for zone in zones):
@@ -221,13 +295,21 @@ def create_cluster(call):
     key = where.cluster_key
     if call.store.get('container.clusters', key) is not None:
         raise already_exists(key)
-    version = _resolve_version(body.get('initialClusterVersion'))
+    channel = (body.get('releaseChannel') or {}).get('channel')
+    if channel and channel != 'UNSPECIFIED' and not body.get('initialClusterVersion'):
+        version = catalog.GKE_CHANNELS[channel][0]
+    else:
+        version = _resolve_version(body.get('initialClusterVersion'))
+    _check_channel_version(channel, version)
     network_config = dict(body.get('networkConfig') or {})
     ip_policy = dict(body.get('ipAllocationPolicy') or {})
     if network_config.get('enableMultiNetworking'):
         if network_config.get('datapathProvider') != 'ADVANCED_DATAPATH':
             raise bad_request('Multi-networking requires GKE Dataplane V2 (datapathProvider ADVANCED_DATAPATH).')
-        if not ip_policy.get('useIpAliases', True) is True or ('useIpAliases' not in ip_policy and not ip_policy):
+        # VPC-native is the default since 1.21.0-gke.1500 ("VPC-native clusters",
+        # https://cloud.google.com/kubernetes-engine/docs/concepts/alias-ips): only an explicit useIpAliases=false is
+        # refused (multi-network prerequisites, https://cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods).
+        if ip_policy.get('useIpAliases') is False:
             raise bad_request('Multi-networking requires a VPC-native cluster (ipAllocationPolicy.useIpAliases).')
     network = body.get('network') or network_config.get('network') or 'default'
     region = _region_of(where.location)
@@ -235,8 +317,15 @@ def create_cluster(call):
     if (body.get('network') or network_config.get('network')) and call.store.get('compute.networks', network_key) is None:
         raise bad_request('Network "%s" does not exist.' % network)
     subnetwork = body.get('subnetwork') or network_config.get('subnetwork') or network.rsplit('/', 1)[-1]
-    if body.get('subnetwork') and not _compute_subnet_exists(call, where.project, region, subnetwork)[0]:
-        raise bad_request('Subnetwork "%s" does not exist in region "%s".' % (subnetwork, region))
+    if body.get('subnetwork') or network_config.get('subnetwork'):
+        exists, subnet_key = _compute_subnet_exists(call, where.project, region, subnetwork)
+        if not exists:
+            raise bad_request('Subnetwork "%s" does not exist in region "%s".' % (subnetwork, region))
+        subnet_network = call.store.get('compute.subnetworks', subnet_key)['network']
+        if (body.get('network') or network_config.get('network')) and not subnet_network.endswith('/' + network_key):
+            # The cluster's subnetwork belongs to its network (Cluster.subnetwork: "the name of the Google Compute
+            # Engine subnetwork to which the cluster is connected", in Cluster.network).  Wording: the sandbox's.
+            raise bad_request('Subnetwork "%s" is not in network "%s".' % (subnetwork, network))
     cluster_cidr = ip_policy.get('clusterIpv4CidrBlock') or body.get('clusterIpv4Cidr') or _ip_range(call, 4)
     network_config.update({
         'network': network_key,

@@ -58,6 +58,7 @@ class Route:
         self.http_method = method['httpMethod']
         self.method_id = method['id']
         self.request_ref = (method.get('request') or {}).get('$ref')
+        self.parameters = method.get('parameters') or {}
         template = document['servicePath'] + method.get('flatPath', method['path'])
         pattern = _PARAM.sub(self._group, re.escape(template))
         self.regex = re.compile('^' + pattern + '$')

@@ -1,7 +1,11 @@
 """Google API error responses, in the JSON shape the real Compute and Container APIs use.
 
 Every refusal the sandbox makes is an ``ApiError``; the HTTP layer turns it into
-``{"error": {"code", "message", "errors": [{"message", "domain", "reason"}], "status"}}``.
+``{"error": {"code", "message", "errors": [{"message", "domain", "reason"}], "status"}}``, plus
+``details`` where the real API sends them: Kubernetes Engine answers every error with a
+``google.rpc.RequestInfo`` detail carrying an opaque request id (the Google error model,
+https://cloud.google.com/apis/design/errors#error_details; ``server.py`` adds it to every Container
+API error in one place).
 """
 
 HTTP_STATUS_NAMES = {
@@ -20,8 +24,10 @@ HTTP_STATUS_NAMES = {
 class ApiError(Exception):
     """A refusal with an HTTP code, a Google error reason and a human message."""
 
-    def __init__(self, code, reason, message, status=None, headers=None, messages=None):
+    def __init__(self, code, reason, message, status=None, headers=None, messages=None, domain='global', details=None):
         super().__init__(message)
+        self.domain = domain
+        self.details = list(details or [])
         # One entry of "errors" per problem (the real API lists every bad field of a body).
         self.messages = messages or [message]
         self.code = code
@@ -35,8 +41,9 @@ class ApiError(Exception):
             'error': {
                 'code': self.code,
                 'message': self.message,
-                'errors': [{'message': text, 'domain': 'global', 'reason': self.reason} for text in self.messages],
+                'errors': [{'message': text, 'domain': self.domain, 'reason': self.reason} for text in self.messages],
                 'status': self.status,
+                **({'details': self.details} if self.details else {}),
             }
         }
 
@@ -65,3 +72,15 @@ def resource_in_use(message):
 
 def unknown_url(method, path):
     return ApiError(404, 'notFound', 'The requested URL %s %s was not found on this server.' % (method, path))
+
+
+def quota_exceeded(metric, limit, where):
+    """The synchronous quota refusal: 403, domain ``usageLimits``, reason ``quotaExceeded``, message
+    "Quota 'NETWORKS' exceeded. Limit: 5.0 globally." (response quoted in trailofbits/algo#1520;
+    per-region quotas say "in region R" instead of "globally").  ``where``: 'globally' or 'in region R'."""
+    return ApiError(403, 'quotaExceeded', "Quota '%s' exceeded. Limit: %.1f %s." % (metric, limit, where), domain='usageLimits')
+
+
+def request_info(serial):
+    """The ``google.rpc.RequestInfo`` detail Kubernetes Engine attaches to its errors (an opaque hex id)."""
+    return {'@type': 'type.googleapis.com/google.rpc.RequestInfo', 'requestId': '0x%016x' % (serial * 0x9E3779B97F4A7C15 % (1 << 64))}

@@ -9,16 +9,17 @@ STOPPING -> TERMINATED, start STAGING -> RUNNING, delete STOPPING -> gone.
 """
 
 import ipaddress
-import re
 
 from . import catalog
 from .compute import (collection, delete, fingerprint, insert, link, name_of, new_key, new_resource, project_number,
                       ref_key, register_crud, require, resolve_image, resource_key, scope_path)
-from .errors import invalid, resource_in_use
+from .errors import ApiError, resource_in_use
 from .networking import find_subnet_for_region
-from .operations import start_compute_operation
+from .operations import operation_error, start_compute_operation
+from .quotas import check_gpu_quota, gpu_quota_metric
 from .registry import handles
-from .rules import check_instance, check_name, field_error, is_gpu_machine
+from .rules import (DISK_TYPES, DISK_TYPES_BY_MACHINE, check_labels, check_name, check_nics, check_scheduling, effective_nic_type,
+                    field_error, is_gpu_machine)
 from .store import rfc3339
 
 register_crud('instances')
@@ -38,14 +39,26 @@ def _used_addresses(call, subnet_link):
 
 
 def _allocate_ip(call, subnet, subnet_link, taken_now):
-    """Lowest free address; GCE keeps the network, gateway, second-to-last and broadcast addresses."""
+    """Lowest free address, or None when the subnet has none left; GCE keeps the network, gateway,
+    second-to-last and broadcast addresses (https://cloud.google.com/vpc/docs/subnets#unusable-ip-addresses-in-every-subnet)."""
     cidr = ipaddress.ip_network(subnet['ipCidrRange'])
     used = _used_addresses(call, subnet_link) | taken_now
     for offset in range(2, cidr.num_addresses - 2):
         address = str(cidr.network_address + offset)
         if address not in used:
             return address
-    raise invalid("IP space of '%s' is exhausted." % subnet_link)
+    return None
+
+
+def ip_space_exhausted(subnet_key, cidr):
+    """A subnet out of addresses does not refuse the request: the insert operation fails with
+    IP_SPACE_EXHAUSTED_WITH_DETAILS, HTTP 400 "BAD REQUEST", in these words (the operation error quoted in
+    Privatehive/gcp-hosted-github-runner#7; "IP space of ... is exhausted" also in hashicorp/terraform-cdk#1964)."""
+    message = ("IP space of '%s' is exhausted. Insufficient free IP addresses in the IP range '%s'. Consider expanding the current IP "
+               "range or selecting an alternative IP range. If this is a secondary range, consider adding an additional secondary range."
+               % (subnet_key, cidr))
+    details = [{'errorInfo': {'reason': 'IP_SPACE_EXHAUSTED', 'domain': 'compute.googleapis.com', 'metadata': {'subnetwork': subnet_key}}}]
+    return operation_error('IP_SPACE_EXHAUSTED_WITH_DETAILS', message, 400, 'BAD REQUEST', details)
 
 
 def _nat_ip(call):
@@ -53,10 +66,11 @@ def _nat_ip(call):
     return '34.%d.%d.%d' % (16 + serial // 65536 % 200, serial // 256 % 256, serial % 256 or 1)
 
 
-def _network_interfaces(call, body, zone):
-    """Resolve every NIC's network and subnetwork; return (interfaces, network key of each NIC)."""
+def _network_interfaces(call, body, zone, machine_type):
+    """Resolve every NIC's network and subnetwork; return (interfaces, stored network of each NIC, exhausted
+    subnet error or None)."""
     region = catalog.region_of_zone(zone)
-    interfaces, network_keys, taken = [], [], set()
+    interfaces, networks, taken, exhausted = [], [], set(), None
     for index, nic in enumerate(body.get('networkInterfaces') or [{}]):
         field = 'networkInterfaces[%d]' % index
         network_key = ref_key(nic['network'], 'networks', call.project) if nic.get('network') else None
@@ -81,7 +95,21 @@ def _network_interfaces(call, body, zone):
             if found is None or not call.store.get(collection('networks'), network_key).get('autoCreateSubnetworks'):
                 raise field_error(field + '.subnetwork', '', 'Subnetwork should be specified for custom subnetmode network')
             subnet_key, subnet = found
-        address = nic.get('networkIP') or _allocate_ip(call, subnet, link(subnet_key), taken)
+        if nic.get('networkIP'):
+            # A given internal address must lie in the subnet's primary range (https://cloud.google.com/vpc/docs/ip-addresses;
+            # "Reserve a static internal IPv4 address"). Wording: the sandbox's.
+            try:
+                inside = ipaddress.ip_address(nic['networkIP']) in ipaddress.ip_network(subnet['ipCidrRange'])
+            except ValueError:
+                inside = False
+            if not inside:
+                raise field_error(field + '.networkIP', nic['networkIP'],
+                                  "Requested internal IP is outside the range %s of subnetwork '%s'." % (subnet['ipCidrRange'], subnet_key))
+            address = nic['networkIP']
+        else:
+            address = _allocate_ip(call, subnet, link(subnet_key), taken)
+            if address is None and exhausted is None:
+                exhausted = ip_space_exhausted(subnet_key, subnet['ipCidrRange'])
         taken.add(address)
         interface = dict(nic)
         interface.update({
@@ -93,14 +121,17 @@ def _network_interfaces(call, body, zone):
             'fingerprint': fingerprint(call),
             'stackType': nic.get('stackType', 'IPV4_ONLY'),
         })
+        nic_type = effective_nic_type(machine_type, index, nic)
+        if nic_type:
+            interface['nicType'] = nic_type
         if nic.get('accessConfigs'):
             interface['accessConfigs'] = [dict(config, kind='compute#accessConfig', type=config.get('type', 'ONE_TO_ONE_NAT'),
                                                name=config.get('name', 'External NAT'), networkTier=config.get('networkTier', 'PREMIUM'),
                                                natIP=config.get('natIP') or _nat_ip(call))
                                           for config in nic['accessConfigs']]
         interfaces.append(interface)
-        network_keys.append(network_key)
-    return interfaces, network_keys
+        networks.append(call.store.get(collection('networks'), network_key))
+    return interfaces, networks, exhausted
 
 
 def _disks(call, body, zone, machine_type, instance_name):
@@ -127,10 +158,37 @@ def _disks(call, body, zone, machine_type, instance_name):
             attached.update({'source': link('projects/%s/zones/%s/disks/%s' % (call.project, zone, disk_name)),
                              'diskSizeGb': str(size), 'licenses': image['licenses'], 'guestOsFeatures': image['guestOsFeatures'],
                              'architecture': image['architecture']})
+        elif disk.get('boot', index == 0) and not disk.get('source'):
+            # Only a boot disk needs an image or an existing disk; a data disk with initializeParams and no
+            # sourceImage is a blank disk, and a SCRATCH disk is a Local SSD ("Add a blank disk", "Add Local SSD",
+            # https://cloud.google.com/compute/docs/disks/add-persistent-disk, .../disks/local-ssd).  Wording: the sandbox's.
+            raise field_error(field + '.source', '', 'A boot disk must have a source disk or initializeParams.sourceImage.')
         elif not disk.get('source'):
-            raise field_error(field + '.source', '', 'Either source or initializeParams.sourceImage must be given for a persistent disk.')
+            attached.update({'source': link('projects/%s/zones/%s/disks/%s' % (call.project, zone, params.get('diskName', '%s-%d' % (instance_name, index)))),
+                             'diskSizeGb': str(params.get('diskSizeGb', '375' if disk.get('type') == 'SCRATCH' else '10'))})
+        _check_disk_type(field, params.get('diskType'), disk.get('type'), machine_type, zone)
         disks.append(attached)
     return disks
+
+
+def _check_disk_type(field, disk_type_ref, attach_type, machine_type, zone):
+    """A diskType must exist, and be one the machine series supports."""
+    if not disk_type_ref:
+        return
+    disk_type = name_of(disk_type_ref)
+    if disk_type not in DISK_TYPES:
+        # "Invalid value for field 'resource.disks[1].initializeParams.diskType': 'zones/us-central1-b/diskTypes/PERSISTENT_SSD'.
+        # The referenced diskType resource cannot be found." (broadinstitute/cromwell#3776)
+        raise field_error(field + '.initializeParams.diskType', disk_type_ref, 'The referenced diskType resource cannot be found.')
+    if attach_type == 'SCRATCH' or disk_type == 'local-ssd':
+        return
+    supported = DISK_TYPES_BY_MACHINE.get(machine_type)
+    if supported is not None and disk_type not in supported:
+        # "[pd-standard, n4-standard-2] features are not compatible for creating instance." -- the real sentence
+        # for a disk type the series does not take (DataBiosphere/dsub#301; "[pd-standard] features are not
+        # compatible ..." in kubernetes-sigs/gcp-compute-persistent-disk-csi-driver#1212).  Status 400 / reason
+        # ``invalid``: the sandbox's choice (the reports do not show the reason).
+        raise ApiError(400, 'invalid', '[%s, %s] features are not compatible for creating instance.' % (disk_type, machine_type))
 
 
 def _scheduling(body, machine_type):
@@ -140,7 +198,9 @@ def _scheduling(body, machine_type):
     spot_like = model in _SPOT_LIKE or given.get('preemptible')
     scheduling = dict(given)
     scheduling['provisioningModel'] = model
-    scheduling.setdefault('onHostMaintenance', 'TERMINATE' if (spot_like or is_gpu_machine(machine_type)) else 'MIGRATE')
+    # onHostMaintenance defaults to MIGRATE for standard VMs ("The default value is MIGRATE", Scheduling in the
+    # compute.v1 discovery document) -- GPU VMs included, which check_scheduling then refuses as the real API does.
+    scheduling.setdefault('onHostMaintenance', 'TERMINATE' if spot_like else 'MIGRATE')
     scheduling.setdefault('automaticRestart', not spot_like)
     scheduling.setdefault('preemptible', model == 'SPOT')
     return given, scheduling
@@ -164,16 +224,24 @@ def build_instance(call, body, zone, key):
         raise field_error('machineType', '', 'The machine type must be specified.')
     machine_key = ref_key(body['machineType'], 'machineTypes', call.project, 'zones', zone)
     machine_type = name_of(machine_key)
-    if machine_type not in catalog.MACHINE_TYPES:
+    # A type the zone does not offer gets the same answer as an unknown type -- "Invalid value for field
+    # 'resource.machineType': '...'. Machine type with name 'X' does not exist in zone 'Z'." -- and the zones of the
+    # accelerator-optimized types are those of Google's GPU locations page (catalog.MACHINE_TYPE_ZONES).
+    if not catalog.machine_type_in_zone(machine_type, zone):
         raise field_error('machineType', body['machineType'], "Machine type with name '%s' does not exist in zone '%s'." % (machine_type, zone))
     if machine_key.split('/')[3] != zone:
         raise field_error('machineType', body['machineType'], 'Machine type must be in the same zone as the instance.')
-    interfaces, network_keys = _network_interfaces(call, body, zone)
+    check_labels(body.get('labels'))
+    disks = _disks(call, body, zone, machine_type, body['name'])
+    boot = next((disk for disk in disks if disk.get('boot')), None)
+    image_features = [feature['type'] for feature in boot['guestOsFeatures']] if boot and 'guestOsFeatures' in boot else None
+    interfaces, networks, exhausted = _network_interfaces(call, body, zone, machine_type)
+    check_nics(machine_type, zone, body.get('networkInterfaces') or [{}], networks, image_features)
     given_scheduling, scheduling = _scheduling(body, machine_type)
-    check_instance(body, machine_type, network_keys, dict(given_scheduling, provisioningModel=scheduling['provisioningModel']))
+    check_scheduling(body, machine_type, scheduling, given_scheduling)
     reservation_key = _reservation_key(call, body, zone)
-    if reservation_key and call.store.get(collection('reservations'), reservation_key) is None:
-        raise field_error('reservationAffinity', reservation_key, "Reservation '%s' does not exist." % reservation_key)
+    if reservation_key:
+        _check_reservation(call, reservation_key, machine_type)
     region = catalog.region_of_zone(zone)
     policies = []
     for index, policy in enumerate(body.get('resourcePolicies', [])):
@@ -189,7 +257,7 @@ def build_instance(call, body, zone, key):
         'status': 'PROVISIONING',
         'cpuPlatform': spec['cpu_platform'],
         'networkInterfaces': interfaces,
-        'disks': _disks(call, body, zone, machine_type, body['name']),
+        'disks': disks,
         'scheduling': scheduling,
         'canIpForward': body.get('canIpForward', False),
         'deletionProtection': body.get('deletionProtection', False),
@@ -214,7 +282,29 @@ def build_instance(call, body, zone, key):
         }]
     if reservation_key:
         resource['_reservation'] = reservation_key
+    if exhausted:
+        resource['_exhausted'] = exhausted
     return resource
+
+
+def _check_reservation(call, reservation_key, machine_type):
+    """What consuming a specific reservation requires (https://cloud.google.com/compute/docs/instances/reservations-consume)."""
+    reservation = call.store.get(collection('reservations'), reservation_key)
+    if reservation is None:
+        raise field_error('reservationAffinity', reservation_key, "Reservation '%s' does not exist." % reservation_key)
+    # "... can not be targeted as specificReservationRequired is not set." -- 400 for a reservation created without
+    # specificReservationRequired (superserve-ai/sandbox#238; the head of the message is not quoted there).
+    if not reservation.get('specificReservationRequired'):
+        raise field_error('reservationAffinity', reservation_key,
+                          "Reservation '%s' can not be targeted as specificReservationRequired is not set." % reservation_key)
+    specific = reservation.get('specificReservation') or {}
+    # "Reservation X is incorrect for the requested resources" and "Reservation X does not have sufficient capacity
+    # for the requested resources." -- the real sentences (kubernetes/autoscaler#6006 and #7319 match on them).
+    if name_of(specific.get('instanceProperties', {}).get('machineType', '')) != machine_type:
+        raise field_error('reservationAffinity', reservation_key, 'Reservation %s is incorrect for the requested resources.' % reservation_key)
+    if int(specific.get('inUseCount', '0')) >= int(specific.get('count', '0')):
+        raise field_error('reservationAffinity', reservation_key,
+                          'Reservation %s does not have sufficient capacity for the requested resources.' % reservation_key)
 
 
 def _reservation_usage(call, reservation_key, delta):
@@ -229,18 +319,13 @@ def insert_instance(call):
     zone = call.params['zone']
     key = new_key(call, 'instances')
     resource = build_instance(call, call.body, zone, key)
-    operation = insert(call, 'instances', key, resource, final_fields={'status': 'RUNNING'}, quota_metric=_gpu_quota(resource))
+    check_gpu_quota(call, catalog.region_of_zone(zone), [resource])
+    if resource.get('_exhausted'):
+        return start_compute_operation(call, key.rsplit('/', 2)[0], 'insert', key, resource['id'], [], error=resource['_exhausted'])
+    operation = insert(call, 'instances', key, resource, final_fields={'status': 'RUNNING'}, quota_metric=gpu_quota_metric(resource))
     if call.fault is None:
         _reservation_usage(call, resource.get('_reservation'), +1)
     return operation
-
-
-def _gpu_quota(resource):
-    accelerators = resource.get('guestAccelerators')
-    if accelerators:
-        # nvidia-h100-mega-80gb -> NVIDIA_H100_MEGA_GPUS, the quota metric's name
-        return re.sub(r'_\d+GB$', '', name_of(accelerators[0]['acceleratorType']).upper().replace('-', '_')) + '_GPUS'
-    return 'CPUS'
 
 
 def _bulk_names(call, body, zone):
@@ -276,7 +361,11 @@ def bulk_insert_instances(call):
     # As GCE does: one bulkInsert operation, and one insert operation per VM sharing its operationGroupId
     # (gcloud lists the zone's operations filtered by that id to report what was created).
     group_id = 'bulk-%d' % call.store.new_serial()
-    quota = _gpu_quota(built[0]) if built else 'CPUS'
+    quota = gpu_quota_metric(built[0]) if built else 'CPUS'
+    check_gpu_quota(call, catalog.region_of_zone(zone), built)
+    exhausted = next((resource['_exhausted'] for resource in built if resource.get('_exhausted')), None)
+    if exhausted:
+        return start_compute_operation(call, scope, 'bulkInsert', scope + '/instances', None, [], quota, group_id, error=exhausted)
     if call.fault is None:
         for resource in built:
             key = scope + '/instances/' + resource['name']
@@ -294,7 +383,9 @@ def delete_instance(call):
     key = resource_key(call, 'instances')
     instance = require(call, 'instances', key)
     if instance.get('deletionProtection'):
-        raise invalid("The instance '%s' has deletion protection enabled." % key)
+        # 400 invalidResourceUsage: "Invalid resource usage: 'Resource cannot be deleted if it's protected against
+        # deletion.'." (hashicorp/terraform-provider-google#1211 quotes the response).
+        raise ApiError(400, 'invalidResourceUsage', "Invalid resource usage: 'Resource cannot be deleted if it's protected against deletion.'.")
     reservation = instance.get('_reservation')
     operation = delete(call, 'instances', key, interim_fields={'status': 'STOPPING'})
     _reservation_usage(call, reservation, -1)

@@ -1,28 +1,29 @@
 """Compute Engine VPC networks, subnetworks and firewall rules.
 
 Rules enforced (as the real API does): resource names, MTU 1300-8896, valid and non-overlapping
-subnet ranges within a network, referenced networks must exist, and a network or subnetwork cannot
-be deleted while something uses it (400 ``resourceInUseByAnotherResource``).
+subnet ranges within a network (secondary ranges included), referenced networks must exist, the
+NETWORKS quota (quotas.py), RDMA network profiles (a RoCE network is bound to one zone), firewall
+rule consistency, and a network or subnetwork cannot be deleted while something uses it (400
+``resourceInUseByAnotherResource``).
 """
 
 import ipaddress
 
-from .compute import (collection, delete, fingerprint, insert, link, name_of, new_key, new_resource, ref_key,
-                      register_crud, require, resource_key)
-from .errors import resource_in_use
+from . import catalog
+from .compute import (collection, delete, fingerprint, insert, link, name_of, network_profile_resource, new_key, new_resource,
+                      ref_key, register_crud, require, resource_key)
+from .errors import ApiError, resource_in_use
+from .quotas import check_network_quota
 from .registry import handles
-from .rules import check_mtu, check_subnet_overlap, field_error, parse_cidr
+from .rules import check_mtu, check_secondary_ranges, check_subnet_overlap, field_error, is_roce, parse_cidr, roce_zone
 
 register_crud('networks')
 register_crud('subnetworks')
 register_crud('firewalls')
 
-# Ranges the real API gives the subnets of an auto-mode network (one /20 per region).
-AUTO_MODE_RANGES = {
-    'us-central1': '10.128.0.0/20', 'europe-west1': '10.132.0.0/20', 'us-west1': '10.138.0.0/20',
-    'us-east1': '10.142.0.0/20', 'asia-northeast1': '10.146.0.0/20', 'asia-southeast1': '10.148.0.0/20',
-    'us-east4': '10.150.0.0/20', 'europe-west4': '10.164.0.0/20', 'us-west4': '10.182.0.0/20', 'us-east5': '10.202.0.0/20',
-}
+# The auto-mode subnet of every region (one /20 each) comes from the locations data file (catalog.py).
+AUTO_MODE_RANGES = catalog.AUTO_MODE_RANGES
+AUTO_MODE_BLOCK = ipaddress.ip_network('10.128.0.0/9')
 
 
 def subnet_resource(call, key, body, network_key, region):
@@ -48,10 +49,25 @@ def insert_network(call):
     key = new_key(call, 'networks')
     resource = new_resource(call, 'networks', key, body)
     check_mtu(body.get('mtu'))
+    check_network_quota(call)
     auto = body.get('autoCreateSubnetworks', 'IPv4Range' not in body)
+    default_mtu = 1460
+    if body.get('networkProfile'):
+        profile_name = name_of(body['networkProfile'])
+        if network_profile_resource(call.project, profile_name) is None:
+            # Wording: the sandbox's, in GCE's reference-not-found shape.
+            raise field_error('networkProfile', body['networkProfile'], 'The referenced network profile resource cannot be found.')
+        if auto:
+            # NetworkProfile features of an RDMA profile: allowAutoModeSubnet AUTO_MODE_SUBNET_BLOCKED (compute.v1
+            # discovery document); the RDMA page creates these networks with --subnet-mode=custom.  Wording: the sandbox's.
+            raise field_error('autoCreateSubnetworks', 'true', "Network profile '%s' does not allow auto mode subnets." % profile_name)
+        # "If you use the gcloud CLI or the API to create a VPC network with an RDMA network profile, the default MTU
+        # is 8896 bytes." (RDMA network profiles page)
+        default_mtu = 8896
+        resource['networkProfile'] = link('projects/%s/global/networkProfiles/%s' % (call.project, profile_name))
     resource.update({
         'autoCreateSubnetworks': auto,
-        'mtu': int(body.get('mtu', 1460)),
+        'mtu': int(body.get('mtu', default_mtu)),
         'routingConfig': body.get('routingConfig', {'routingMode': 'REGIONAL', 'bgpBestPathSelectionMode': 'LEGACY'}),
         'networkFirewallPolicyEnforcementOrder': body.get('networkFirewallPolicyEnforcementOrder', 'AFTER_CLASSIC_FIREWALL'),
         'selfLinkWithId': link('projects/%s/global/networks/%s' % (call.project, resource['id'])),
@@ -103,14 +119,24 @@ def insert_subnetwork(call):
         raise field_error('network', body['network'], 'The referenced network resource cannot be found.')
     resource = subnet_resource(call, key, body, network_key, region)
     new_range = ipaddress.ip_network(resource['ipCidrRange'])
+    if is_roce(network) and roce_zone(network) not in ['%s-%s' % (region, letter) for letter in catalog.REGIONS.get(region, ())]:
+        # RDMA network profiles page: "All subnets created in the VPC network must be located in the region that
+        # contains the zone of the RDMA network profile used by the VPC network."  Wording: the sandbox's.
+        raise field_error('region', region, "Network '%s' is bound to zone %s by its network profile: its subnetworks must be in region %s."
+                          % (network['name'], roce_zone(network), catalog.region_of_zone(roce_zone(network))))
+    if network.get('autoCreateSubnetworks') and new_range.overlaps(AUTO_MODE_BLOCK):
+        # "Invalid value for field 'resource.ipCidrRange': '10.200.0.0/16'. Extended subnetworks in auto subnet mode
+        # networks cannot overlap with 10.128.0.0/9." (cloudfoundry/bosh-google-cpi-release#238)
+        raise field_error('ipCidrRange', new_range, 'Extended subnetworks in auto subnet mode networks cannot overlap with 10.128.0.0/9.')
+    secondaries = check_secondary_ranges(new_range, body.get('secondaryIpRanges', []))
     siblings = []
     for sibling_key, sibling in call.store.items(collection('subnetworks')):
         if sibling.get('network') == link(network_key):
             ranges = [sibling['ipCidrRange']] + [item['ipCidrRange'] for item in sibling.get('secondaryIpRanges', [])]
             siblings.append((name_of(sibling_key), sibling_key.split('/')[3], ranges))
     check_subnet_overlap(new_range, siblings)
-    for secondary in body.get('secondaryIpRanges', []):
-        check_subnet_overlap(parse_cidr(secondary.get('ipCidrRange'), 'secondaryIpRanges.ipCidrRange'), siblings)
+    for index, secondary in enumerate(secondaries.values()):
+        check_subnet_overlap(secondary, siblings, 'secondaryIpRanges[%d].ipCidrRange' % index)
     operation = insert(call, 'subnetworks', key, resource, quota_metric='SUBNETWORKS')
     if call.fault is None:
         network['subnetworks'].append(link(key))
@@ -129,6 +155,10 @@ def delete_subnetwork(call):
     return delete(call, 'subnetworks', key, then=[unlink])
 
 
+_PROTOCOLS = ('ah', 'all', 'esp', 'icmp', 'ipip', 'sctp', 'tcp', 'udp')
+_PORT_PROTOCOLS = ('tcp', 'udp', 'sctp')
+
+
 def check_firewall_ranges(body):
     """A firewall body's source and destination ranges must be CIDRs (insert and patch alike)."""
     for field in ('sourceRanges', 'destinationRanges'):
@@ -137,6 +167,35 @@ def check_firewall_ranges(body):
                 ipaddress.ip_network(cidr, strict=False)
             except ValueError:
                 raise field_error('%s[%d]' % (field, index), cidr, 'Invalid IPCidrRange: %s.' % cidr) from None
+
+
+def check_firewall_rule(body, direction):
+    """The rules of a firewall rule body (https://cloud.google.com/vpc/docs/firewalls, "Components of firewall rules")."""
+    if direction == 'EGRESS' and (body.get('sourceTags') or body.get('sourceServiceAccounts')):
+        # 400 badRequest "Should not specify source tag or service account for egress direction." (mchmarny/grunner#6)
+        raise ApiError(400, 'badRequest', 'Should not specify source tag or service account for egress direction.')
+    if bool(body.get('allowed')) == bool(body.get('denied')):
+        # Each rule either allows or denies ("action": allow or deny, not both).  Wording: the sandbox's.
+        raise field_error('allowed', '', 'Exactly one of allowed or denied must be specified.')
+    priority = body.get('priority')
+    if priority is not None and not 0 <= int(priority) <= 65535:
+        # "priority ... an integer between 0 and 65535, both inclusive" (Firewall.priority, compute.v1 discovery
+        # document).  Wording: the sandbox's.
+        raise field_error('priority', priority, 'Must be between 0 and 65535, inclusive.')
+    action = 'allowed' if body.get('allowed') else 'denied'
+    for index, item in enumerate(body.get(action)):
+        protocol = str(item.get('IPProtocol', '')).lower()
+        if protocol not in _PROTOCOLS and not (protocol.isdigit() and 0 <= int(protocol) <= 255):
+            # "Invalid value for field 'resource.allowed[0].IPProtocol': 'ipv6-icmp'. Must be one of ["ah", "all", "esp",
+            # "icmp", "ipip", "sctp", "tcp", "udp"] or an IP protocol number between 0 and 255."
+            # (terraform-google-modules/terraform-google-network#535)
+            raise field_error('%s[%d].IPProtocol' % (action, index), item.get('IPProtocol'), 'Must be one of ["ah", "all", "esp", "icmp", '
+                              '"ipip", "sctp", "tcp", "udp"] or an IP protocol number between 0 and 255.')
+        if item.get('ports') and protocol not in _PORT_PROTOCOLS:
+            # Ports only for tcp, udp and sctp (Firewall.allowed[].ports in the discovery document; the firewall
+            # page's "Protocols and ports"; juju/juju#10215 met the refusal for icmp).  Wording: the sandbox's.
+            raise field_error('%s[%d].ports' % (action, index), item['ports'][0],
+                              'Ports can only be specified for the tcp, udp and sctp protocols.')
 
 
 @handles('compute.firewalls.insert')
@@ -149,6 +208,7 @@ def insert_firewall(call):
         raise field_error('network', body.get('network') or link(network_key), 'The referenced network resource cannot be found.')
     check_firewall_ranges(body)
     direction = body.get('direction', 'INGRESS')
+    check_firewall_rule(body, direction)
     resource.update({
         'network': link(network_key),
         'direction': direction,

@@ -40,27 +40,41 @@ class Call:
         return self.params.get('project') or self.params.get('projectId') or self.params.get('projectsId')
 
 
-def _compute_error(call, scope_path, quota_metric):
-    kind = call.fault.kind
-    if kind == 'ZONE_RESOURCE_POOL_EXHAUSTED':
-        message = ("The zone '%s' does not have enough resources available to fulfill the request.  "
-                   "Try a different zone, or try again later." % scope_path)
-    else:
-        where = scope_path.split('/', 2)[2] if scope_path.count('/') >= 2 else 'global'
-        message = "Quota '%s' exceeded.  Limit: 0.0 in %s." % (quota_metric, where.replace('zones/', 'zone ').replace('regions/', 'region '))
-    status, status_message = _COMPUTE_ERRORS[kind]
+def operation_error(code, message, http_status, http_message, details):
+    """The fields a failed Compute operation ends with.  Every error carries ``errorDetails`` (the
+    Operation.error.errors[].errorDetails of the compute.v1 discovery document: errorInfo, quotaInfo, help)."""
     return {
-        'error': {'errors': [{'code': kind, 'message': message}]},
-        'httpErrorStatusCode': status,
-        'httpErrorMessage': status_message,
+        'error': {'errors': [{'code': code, 'message': message, 'errorDetails': details}]},
+        'httpErrorStatusCode': http_status,
+        'httpErrorMessage': http_message,
     }
 
 
-def start_compute_operation(call, scope_path, operation_type, target_key, target_id, effects, quota_metric='CPUS', group_id=None):
+def _compute_error(call, scope_path, quota_metric):
+    kind = call.fault.kind
+    scope_name = scope_path.rsplit('/', 1)[-1]
+    if kind == 'ZONE_RESOURCE_POOL_EXHAUSTED':
+        message = ("The zone '%s' does not have enough resources available to fulfill the request.  "
+                   "Try a different zone, or try again later." % scope_path)
+        details = [{'errorInfo': {'reason': 'resource_availability', 'domain': 'compute.googleapis.com',
+                                  'metadata': {'zone': scope_name, 'vmType': call.body.get('machineType', '').rsplit('/', 1)[-1]
+                                               if isinstance(call.body, dict) else ''}}}]
+    else:
+        where = scope_path.split('/', 2)[2] if scope_path.count('/') >= 2 else 'global'
+        message = "Quota '%s' exceeded.  Limit: 0.0 in %s." % (quota_metric, where.replace('zones/', 'zone ').replace('regions/', 'region '))
+        details = [{'quotaInfo': {'metricName': 'compute.googleapis.com/%s' % quota_metric.lower(), 'limitName': '%s-per-project-region' % quota_metric,
+                                  'dimensions': {'region': scope_name}, 'limit': 0.0}}]
+    status, status_message = _COMPUTE_ERRORS[kind]
+    return operation_error(kind, message, status, status_message, details)
+
+
+def start_compute_operation(call, scope_path, operation_type, target_key, target_id, effects, quota_metric='CPUS', group_id=None,
+                            error=None):
     """Record a Compute operation on ``target_key`` and return it (DONE at once when latency is 0).
 
     ``scope_path`` is ``projects/P/zones/Z``, ``projects/P/regions/R`` or ``projects/P/global``.
-    When the call carries an operation-error fault, ``effects`` are dropped and the operation fails.
+    When the call carries an operation-error fault, or ``error`` (``operation_error(...)``) is given,
+    ``effects`` are dropped and the operation fails with that error.
     """
     store = call.store
     millis = int(call.now * 1000)
@@ -91,9 +105,9 @@ def start_compute_operation(call, scope_path, operation_type, target_key, target
         operation['zone'] = COMPUTE_LINK + scope_path
     elif scope_kind == 'regions':
         operation['region'] = COMPUTE_LINK + scope_path
-    if call.fault is not None:
+    if call.fault is not None or error is not None:
         operation['_effects'] = []
-        operation['_error'] = _compute_error(call, scope_path, quota_metric)
+        operation['_error'] = error or _compute_error(call, scope_path, quota_metric)
     store.put('compute.operations', key, operation)
     if call.sandbox.latency <= 0:
         store.finish(operation, call.now)

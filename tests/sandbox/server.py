@@ -7,7 +7,7 @@ against the method's schema -> replay a repeated ``requestId`` -> run the handle
 lock -> rewrite canonical links to the address the request came to -> save the state file.
 
 Control endpoints (not logged): ``GET /_sandbox/requests``, ``POST /_sandbox/reset``,
-``GET|POST|DELETE /_sandbox/faults``, ``GET /_sandbox/state``.
+``GET|POST|DELETE /_sandbox/faults``, ``GET|POST|DELETE /_sandbox/quotas``, ``GET /_sandbox/state``.
 """
 
 import copy
@@ -17,18 +17,21 @@ import struct
 import sys
 import threading
 import time
+import re
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 # Importing the handler modules registers them (see registry.py).
 from . import compute, container, instances, networking, serviceusage, updates  # noqa: F401  pylint: disable=unused-import
 from .batch import parse_batch, render_batch
 from .discovery import find_route
-from .errors import ApiError, unknown_url
+from .errors import ApiError, request_info, unknown_url
 from .faults import HTTP_FAULTS, UNREACHABLE, FaultInjector, FaultRule, unreachable_zone
 from .operations import Call
+from .quotas import DEFAULT_LIMITS
 from .registry import HANDLERS
+from .rules import check_request_id
 from .store import COMPUTE_LINK, CONTAINER_LINK, Store, strip_internal
 from .validation import normalize_body
 
@@ -65,6 +68,7 @@ class Sandbox:
         self.wait_timeout = float(wait_timeout)
         self.store = Store(state_file)
         self.faults = FaultInjector(seed)
+        self.quotas = {}   # (project or '*', region or '', metric) -> limit; see quotas.py
         self._log = []
         self._log_lock = threading.Lock()
         self._server = None
@@ -123,6 +127,28 @@ class Sandbox:
 
     def clear_faults(self):
         self.faults.clear()
+
+    def set_quota(self, metric, limit, project=None, region=None):
+        """Limit ``metric`` (NETWORKS, NVIDIA_H100_GPUS, ...) for ``project`` (every project when None), in
+        ``region`` for regional metrics (every region when None); ``limit=None`` removes the limit."""
+        self.quotas[(project or '*', region or '', metric)] = None if limit is None else float(limit)
+
+    def clear_quotas(self):
+        """Back to the default limits (quotas.DEFAULT_LIMITS)."""
+        self.quotas.clear()
+
+    def quota_limit(self, project, metric, region=None):
+        """The limit in force for ``metric`` (None: unlimited); the most specific setting wins."""
+        for key in ((project, region or '', metric), ('*', region or '', metric), (project, '', metric), ('*', '', metric)):
+            if key in self.quotas:
+                return self.quotas[key]
+        return DEFAULT_LIMITS.get(metric)
+
+    def quota_limits(self, project, region=None):
+        """Every metric with a limit for ``project`` (and ``region``), as ``{metric: limit}``."""
+        metrics = set(DEFAULT_LIMITS) | {metric for (_project, _region, metric) in self.quotas}
+        limits = {metric: self.quota_limit(project, metric, region) for metric in metrics}
+        return {metric: limit for metric, limit in limits.items() if limit is not None}
 
     def request_log(self, api_method=None):
         """Copies of the log entries, optionally only those of one discovery method id."""
@@ -198,6 +224,7 @@ class Sandbox:
             handler = HANDLERS.get(route.method_id)
             if handler is None:
                 raise ApiError(501, 'notImplemented', 'Method %s is not implemented by the sandbox.' % route.method_id)
+            _check_parameters(route, params, query)
             if route.request_ref:
                 body = normalize_body(route.document, route.request_ref, body if body is not None else {})
             call = Call(self, route, params, query, body, fault)
@@ -208,6 +235,9 @@ class Sandbox:
                     raise ApiError(*payload)
             status = 200
         except ApiError as error:
+            if route is not None and route.api == 'container' and not error.details:
+                # Kubernetes Engine errors carry a google.rpc.RequestInfo detail (errors.py).
+                error.details = [request_info(self.store.new_serial())]
             status, payload, headers = error.code, error.to_json(), error.headers
         except Exception as error:  # pylint: disable=broad-exception-caught
             # A sandbox bug must show up as a 500 the client can see, not as a dropped connection.
@@ -313,17 +343,41 @@ class Sandbox:
             if action == ('DELETE', '_sandbox/faults'):
                 self.clear_faults()
                 return self._json(200, {'cleared': True})
+            if action == ('GET', '_sandbox/quotas'):
+                return self._json(200, [{'project': project, 'region': region or None, 'metric': metric, 'limit': limit}
+                                        for (project, region, metric), limit in sorted(self.quotas.items())])
+            if action == ('POST', '_sandbox/quotas'):
+                spec = json.loads(raw_body or b'{}')
+                self.set_quota(spec['metric'], spec.get('limit'), project=spec.get('project'), region=spec.get('region'))
+                return self._json(200, spec)
+            if action == ('DELETE', '_sandbox/quotas'):
+                self.clear_quotas()
+                return self._json(200, {'cleared': True})
             if action == ('GET', '_sandbox/state'):
                 with self.store.lock:
                     self.store.advance()
                     return self._json(200, strip_internal(self.store.collections))
-        except (ValueError, TypeError) as error:
+        except (ValueError, TypeError, KeyError) as error:
             return self._json(400, {'error': {'code': 400, 'message': str(error), 'status': 'INVALID_ARGUMENT'}})
         return self._json(404, unknown_url(http_method, '/' + path).to_json())
 
     @staticmethod
     def _json(status, payload):
         return status, {}, json.dumps(payload, indent=1).encode('utf-8')
+
+
+def _check_parameters(route, params, query):
+    """Path and query parameters against the method's discovery ``pattern`` (project, zone, resource names),
+    and Compute's ``requestId`` (rules.check_request_id).  A pattern mismatch is refused before anything runs:
+    400 ``invalidParameter``, "Invalid value 'Camlistore Instance'. Values must match the following regular
+    expression: '...'" (the project pattern; response quoted in perkeep/perkeep#571)."""
+    for name, value in params.items():
+        pattern = route.parameters.get(name, {}).get('pattern')
+        if pattern and value and value != '-' and not re.fullmatch(pattern, unquote(value)):
+            raise ApiError(400, 'invalidParameter', "Invalid value '%s'. Values must match the following regular expression: '%s'"
+                           % (unquote(value), pattern))
+    if route.api == 'compute' and 'requestId' in route.parameters:
+        check_request_id(query.get('requestId'))
 
 
 def partial_response(payload, fields):

@@ -120,7 +120,7 @@ def data_subnet_ranges(data_nic_count):
 
 def check_provisioning_model(family, provisioning_model, field='provisioning_model'):
     """Raise ValueError when ``family`` (a catalog :class:`Family`) cannot use ``provisioning_model``
-    (e.g. a3-edgegpu-8g with RESERVATION_BOUND, seed 000). Families whose models no source lists are not checked."""
+    (a model its family's sources do not list). Families whose models no source lists are not checked."""
     model = str(provisioning_model or STANDARD).upper()
     if model not in PROVISIONING_MODELS:
         raise ValueError('%s: unknown provisioning model %r; choose one of: %s'

@@ -161,13 +161,17 @@ FAMILIES = MappingProxyType({
         data_nic_count=4, data_interface_names=eth_names(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
-    # Same section of seed 000; its 予約で制限 tab: "予約型プロビジョニングモデルでは、a3-edgegpu-8g マシン
-    # タイプはサポートされていません". Seed 003 covers A3 High/Mega only: no GKE accelerator, GCE only.
+    # Same section of seed 000. Provisioning models: seed 000's 予約で制限 tab says "予約型プロビジョニングモデル
+    # では、a3-edgegpu-8g マシンタイプはサポートされていません", but seed 000 is older than Google's current page,
+    # https://docs.cloud.google.com/compute/docs/instances/about-reservation-bound-instances ("A4X Max, A4X, A4,
+    # A3 Ultra, A3 Mega, A3 High with 8 GPUs, A3 Edge, and H4D instances"), which the collection and the test
+    # sandbox (tests/sandbox/rules.py) both follow: A3 Edge takes RESERVATION_BOUND.
+    # Seed 003 covers A3 High/Mega only: no GKE accelerator, GCE only.
     # Threshold: same TCPX stack and NICs as A3 High, so A3 High's 25 GB/s (derived, see design brief).
     'a3-edgegpu-8g': Family(
         machine_type='a3-edgegpu-8g', series='A3 Edge', technology=TCPX, gke_accelerator=None,
         data_nic_count=4, data_interface_names=eth_names(4),
-        provisioning_models=(STANDARD, SPOT, FLEX_START), min_gvnic_driver='1.4.0rc3',
+        provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE + ' (A3 High value; same TCPX stack)',
         platforms=(GCE,), **_A3_GCE),
     # seed 001: CX7 RoCE, 3.2 Tbps; nvidia-h200-141gb; node pool with 1 extra gVNIC network + 8 RDMA

@@ -199,16 +199,16 @@ def test_dry_run_stores_nothing_and_answers_as_stored(seeded):
 
 def test_no_op_patch_keeps_resource_version_and_managed_fields(seeded):
     existing = seeded.store.get('configmaps', 'existing', 'default')
-    status, document, _headers = call(seeded, 'PATCH', CM + '/existing?fieldManager=seed', configmap('existing'),
-                               'application/apply-patch+yaml')
+    status, document = call(seeded, 'PATCH', CM + '/existing?fieldManager=seed', configmap('existing'),
+                            'application/apply-patch+yaml')[:2]
     assert status == 200
     assert document['metadata']['resourceVersion'] == existing['metadata']['resourceVersion']
     assert document['metadata']['managedFields'] == existing['metadata']['managedFields']
 
 
 def test_forced_apply_takes_the_field(seeded):
-    status, document, _headers = call(seeded, 'PATCH', CM + '/existing?fieldManager=other&force=true',
-                               dict(configmap('existing'), data={'a': 'z'}), 'application/apply-patch+yaml')
+    status, document = call(seeded, 'PATCH', CM + '/existing?fieldManager=other&force=true',
+                            dict(configmap('existing'), data={'a': 'z'}), 'application/apply-patch+yaml')[:2]
     assert status == 200 and document['data'] == {'a': 'z'}
     owners = {entry['manager']: entry['fieldsV1'] for entry in document['metadata']['managedFields']}
     assert owners['other'] == {'f:data': {'.': {}, 'f:a': {}}}

@@ -344,6 +344,19 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
             for condition in status['conditions']:
                 condition['lastHeartbeatTime'] = condition['lastTransitionTime'] = created
             self._update_status(stored, status)
+            self._node_lease(stored)
+
+    def _node_lease(self, node):
+        """SIMULATION (the kubelet's node lease).  Real: each kubelet keeps a Lease named after its Node in
+        kube-node-lease and renews it every 10 s.  The stand-in creates it once (owned by the Node, so it
+        goes with it) and never renews it (renewTime stays the Node's creation time)."""
+        name = node['metadata']['name']
+        if self.store.get('leases.coordination.k8s.io', name, 'kube-node-lease') is None:
+            created = node['metadata']['creationTimestamp'].replace('Z', '.000000Z')
+            self._create({'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease',
+                          'metadata': {'name': name, 'namespace': 'kube-node-lease', 'ownerReferences': [
+                              {'apiVersion': 'v1', 'kind': 'Node', 'name': name, 'uid': node['metadata']['uid']}]},
+                          'spec': {'holderIdentity': name, 'leaseDurationSeconds': 40, 'renewTime': created}})
 
     def _network_resources(self, node, pools):
         """SIMULATION (GKE multi-networking, gke-networking-api annotations).  Real GKE reports, on a

@@ -92,12 +92,15 @@ def test_nodes_follow_pools_and_gke_installs_its_objects(kube):
     nodes = cluster.store.list('nodes')
     assert sorted(n['metadata']['labels']['cloud.google.com/gke-nodepool'] for n in nodes) == ['a3mega', 'a3mega', 'a3ultra', 'default-pool']
     assert all(condition(n, 'Ready')['status'] == 'True' for n in nodes)
+    assert sorted(lease['metadata']['name'] for lease in cluster.store.list('leases.coordination.k8s.io', 'kube-node-lease')) == \
+        sorted(n['metadata']['name'] for n in nodes)   # the kubelets' node leases (kubectl describe node reads them)
     assert cluster.store.get('networks.networking.gke.io', 'default')['spec'] == {'type': 'L3'}
     assert cluster.store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com') is not None
     assert cluster.store.get('customresourcedefinitions.apiextensions.k8s.io', 'computeclasses.cloud.google.com') is not None
     controllers.set_gke(GKE_CLUSTER, [DEFAULT, dict(A3_MEGA, initialNodeCount=1)], PROJECT)   # resize and delete a pool
     settle(controllers)
     assert sorted(n['metadata']['labels']['cloud.google.com/gke-nodepool'] for n in cluster.store.list('nodes')) == ['a3mega', 'default-pool']
+    assert len(cluster.store.list('leases.coordination.k8s.io', 'kube-node-lease')) == 2   # leases go with their nodes
 
 
 def test_multi_network_nodes_report_their_networks_once_the_network_objects_exist(kube):

@@ -137,6 +137,9 @@ def test_scheduler_places_pods_by_gpus_taints_and_affinity_and_explains_refusals
     # One A3 Mega node has 8 GPUs in use, the other 8 free: both too few for 16; the default node has none.
     assert too_big['message'] == ('0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are '
                                   'available: 3 No preemption victims found for incoming pod.')
+    events = {(e['involvedObject']['name'], e['reason']): e for e in store.list('events', 'default')}
+    assert events[('too-big', 'FailedScheduling')]['message'] == too_big['message']   # kubectl describe pod shows it
+    assert events[('fits', 'Scheduled')]['message'] == 'Successfully assigned default/fits to %s' % fits['spec']['nodeName']
     tainted = condition(store.get('pods', 'on-gpu-nodes', 'default'), 'PodScheduled')
     assert tainted['message'] == ("0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
                                   "2 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/3 nodes are "

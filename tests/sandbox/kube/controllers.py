@@ -693,6 +693,22 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         status['phase'] = 'Pending'
         status['conditions'] = [_condition('PodScheduled', True, None, None, now_rfc3339(), probe=False)]
         self._update_status(stored, status)
+        self._event(stored, 'Normal', 'Scheduled', 'Successfully assigned %s/%s to %s' % (
+            stored['metadata']['namespace'], stored['metadata']['name'], node['metadata']['name']))
+
+    def _event(self, pod, kind, reason, message):
+        """SIMULATION (the scheduler's events).  Real: an events.k8s.io Event per decision (deduplicated
+        into a series), which ``kubectl describe pod`` lists.  The stand-in writes one core/v1 Event per
+        new decision, reported by default-scheduler."""
+        meta = pod['metadata']
+        now = now_rfc3339()
+        self._create({'apiVersion': 'v1', 'kind': 'Event',
+                      'metadata': {'name': '%s.%s' % (meta['name'], uuid.uuid4().hex[:16]), 'namespace': meta['namespace']},
+                      'involvedObject': {'apiVersion': 'v1', 'kind': 'Pod', 'name': meta['name'], 'namespace': meta['namespace'],
+                                         'uid': meta['uid']},
+                      'type': kind, 'reason': reason, 'message': message, 'action': 'Scheduling',
+                      'reportingComponent': 'default-scheduler', 'reportingInstance': 'default-scheduler',
+                      'source': {'component': 'default-scheduler'}, 'firstTimestamp': now, 'lastTimestamp': now, 'count': 1})
 
     def _unschedulable(self, pod, node_count, reasons):
         histogram = sorted('%d %s' % (count, reason) for reason, count in reasons.items())
@@ -710,7 +726,8 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         since = existing['lastTransitionTime'] if existing and existing.get('message') == message else now_rfc3339()
         status['phase'] = 'Pending'
         status['conditions'] = [_condition('PodScheduled', False, 'Unschedulable', message, since, probe=True)]
-        self._update_status(pod, status)
+        if self._update_status(pod, status) is not None and not (existing and existing.get('message') == message):
+            self._event(pod, 'Warning', 'FailedScheduling', message)
 
     # kubelet ------------------------------------------------------------------------------------
     def kubelet(self):

@@ -412,9 +412,10 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         """SIMULATION (DaemonSet controller, pkg/controller/daemon).  Real: one Pod per node that the
         template's nodeSelector, node affinity and NoSchedule/NoExecute taints admit (the Pod pinned by
         a matchFields metadata.name affinity and given the DaemonSet tolerations), status counts from
-        those Pods, RollingUpdate replacing Pods of an older template maxUnavailable at a time.  The
-        stand-in: the same node rule and status counts; a changed template replaces old Pods one node
-        at a time (maxUnavailable 1, whatever the spec says); OnDelete leaves them."""
+        those Pods, RollingUpdate replacing Pods of an older template maxUnavailable at a time (an
+        integer or a percentage of the desired count, rounded up; at least 1), maxSurge new Pods
+        beside old ones.  The stand-in: the same node rule, status counts and maxUnavailable; no
+        surge (the old Pod goes before the new one comes); OnDelete leaves old Pods alone."""
         nodes = self.store.list('nodes')
         for ds in self.store.list('daemonsets.apps'):
             if ds['metadata'].get('deletionTimestamp'):
@@ -433,7 +434,9 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
                 if node_name not in eligible_names:
                     for pod in node_pods:
                         self.store.delete('pods', pod['metadata']['name'], pod['metadata']['namespace'])
-            rolling = (ds['spec'].get('updateStrategy') or {}).get('type', 'RollingUpdate') == 'RollingUpdate'
+            strategy = ds['spec'].get('updateStrategy') or {}
+            rolling = strategy.get('type', 'RollingUpdate') == 'RollingUpdate'
+            max_unavailable = _scaled((strategy.get('rollingUpdate') or {}).get('maxUnavailable', 1), len(eligible))
             unavailable = sum(1 for node_pods in by_node.values() for pod in node_pods if not _pod_ready(pod))
             for node in eligible:
                 name = node['metadata']['name']
@@ -444,7 +447,8 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
                                   {'controller-revision-hash': revision, 'pod-template-generation': str(ds['metadata'].get('generation', 1))},
                                   {'affinity': _pin_to(template.get('spec', {}).get('affinity'), name),
                                    'tolerations': list(template.get('spec', {}).get('tolerations') or []) + DAEMONSET_TOLERATIONS})
-                elif rolling and unavailable < 1 and node_pods[0]['metadata'].get('labels', {}).get('controller-revision-hash') != revision:
+                elif rolling and unavailable < max_unavailable and \
+                        node_pods[0]['metadata'].get('labels', {}).get('controller-revision-hash') != revision:
                     self.store.delete('pods', node_pods[0]['metadata']['name'], node_pods[0]['metadata']['namespace'])
                     unavailable += 1
             pods = self._pods_owned_by(ds)
@@ -853,6 +857,15 @@ DAEMONSET_TOLERATIONS = [
 # DeviceClass -> the node label (key, value) whose nodes have that class's devices (see _claims_fit).
 DEVICE_CLASS_NODE_LABELS = {'mrdma.google.com': ('cloud.google.com/gke-networking-dra-driver', 'true')}
 DRANET_LABEL = 'cloud.google.com/gke-networking-dra-driver'
+
+
+def _scaled(value, total):
+    """intstr.GetScaledValueFromIntOrPercent(value, total, roundUp=true), at least 1 (the DaemonSet rule)."""
+    if isinstance(value, str) and value.endswith('%'):
+        scaled = -(-int(value[:-1]) * total // 100)
+    else:
+        scaled = int(value)
+    return max(scaled, 1)
 
 
 def _last(path):

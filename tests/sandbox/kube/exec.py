@@ -38,8 +38,8 @@ fragmentation, ping/pong, close); one thread owns the socket, so TLS reads and w
 
 Refusals, as pkg/registry/core/pod/strategy.go makes them (400 BadRequest): a container name the Pod
 does not have (``container X is not valid for pod P``), no container named on a Pod with several
-(``a container name must be specified for pod P, choose one of: [a b]``), a Pod with no node
-(``pod P does not have a host assigned``).  As the kubelet's remotecommand options
+(``a container name must be specified for pod P, choose one of: [a b]``), exec on a Pod with no
+node (``pod P does not have a host assigned``; its logs are an empty 200 answer, as LogLocation's).  As the kubelet's remotecommand options
 (staging/src/k8s.io/kubelet/pkg/cri/streaming/remotecommand/httpstream.go ``NewOptions``): no stream
 asked for is 400 ``you must specify at least 1 of stdin, stdout, stderr``, and with a TTY stderr is
 dropped (it travels on the terminal).  A container that has not started answers as the kubelet does:
@@ -339,6 +339,14 @@ def serve_log(runtime, request, pod, query):
     """GET pods/NAME/log: the container's output, streamed (chunked) while ``follow`` lasts."""
     try:
         container = pick_container(pod, query)
+        if not pod['spec'].get('nodeName'):
+            # pkg/registry/core/pod/strategy.go LogLocation: "If pod has not been assigned a host, return an
+            # empty location", which the log REST streams as an empty 200 answer.
+            request.send_response(200)
+            request.send_header('Content-Type', 'text/plain')
+            request.send_header('Content-Length', '0')
+            request.end_headers()
+            return
         _require_started(pod, container)
         tail = (query.get('tailLines') or [None])[-1]
         since = (query.get('sinceSeconds') or [None])[-1]

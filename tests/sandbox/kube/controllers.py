@@ -816,11 +816,13 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
                           for name in init_names)
         if init_names:
             status['initContainerStatuses'] = [_container_status(c, states[c['name']].to_status() if c['name'] in states else
-                                                                 {'waiting': {'reason': 'PodInitializing'}}, False)
+                                                                 {'waiting': {'reason': 'PodInitializing'}}, False,
+                                                                 getattr(states.get(c['name']), 'container_id', None))
                                                for c in spec['initContainers']]
         main_states = {c['name']: (states.get(c['name']).to_status() if states.get(c['name']) else
                                    {'waiting': {'reason': 'PodInitializing' if init_failed else 'ContainerCreating'}}) for c in main}
-        status['containerStatuses'] = [_container_status(c, main_states[c['name']], 'running' in main_states[c['name']]) for c in main]
+        status['containerStatuses'] = [_container_status(c, main_states[c['name']], 'running' in main_states[c['name']],
+                                                         getattr(states.get(c['name']), 'container_id', None)) for c in main]
         running = all('running' in state for state in main_states.values())
         terminated = [state['terminated'] for state in main_states.values() if 'terminated' in state]
         if init_failed:
@@ -1042,10 +1044,12 @@ def _condition(kind, true, reason, message, since, probe=None):
     return condition
 
 
-def _container_status(container, state, ready):
-    return {'name': container['name'], 'image': container.get('image', ''), 'imageID': '', 'ready': ready,
-            'restartCount': 0, 'started': 'running' in state, 'state': state, 'lastState': {},
-            'containerID': (state.get('running') or state.get('terminated') or {}).get('containerID') or None}
+def _container_status(container, state, ready, container_id=None):
+    status = {'name': container['name'], 'image': container.get('image', ''), 'imageID': '', 'ready': ready,
+              'restartCount': 0, 'started': 'running' in state, 'state': state, 'lastState': {}}
+    if container_id:
+        status['containerID'] = 'containerd://' + container_id   # the podman container's id, as GKE's runtime prefixes it
+    return status
 
 
 def _pod_ready(pod):

@@ -92,12 +92,15 @@ def test_nodes_follow_pools_and_gke_installs_its_objects(kube):
     nodes = cluster.store.list('nodes')
     assert sorted(n['metadata']['labels']['cloud.google.com/gke-nodepool'] for n in nodes) == ['a3mega', 'a3mega', 'a3ultra', 'default-pool']
     assert all(condition(n, 'Ready')['status'] == 'True' for n in nodes)
+    assert sorted(lease['metadata']['name'] for lease in cluster.store.list('leases.coordination.k8s.io', 'kube-node-lease')) == \
+        sorted(n['metadata']['name'] for n in nodes)   # the kubelets' node leases (kubectl describe node reads them)
     assert cluster.store.get('networks.networking.gke.io', 'default')['spec'] == {'type': 'L3'}
     assert cluster.store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com') is not None
     assert cluster.store.get('customresourcedefinitions.apiextensions.k8s.io', 'computeclasses.cloud.google.com') is not None
     controllers.set_gke(GKE_CLUSTER, [DEFAULT, dict(A3_MEGA, initialNodeCount=1)], PROJECT)   # resize and delete a pool
     settle(controllers)
     assert sorted(n['metadata']['labels']['cloud.google.com/gke-nodepool'] for n in cluster.store.list('nodes')) == ['a3mega', 'default-pool']
+    assert len(cluster.store.list('leases.coordination.k8s.io', 'kube-node-lease')) == 2   # leases go with their nodes
 
 
 def test_multi_network_nodes_report_their_networks_once_the_network_objects_exist(kube):
@@ -134,6 +137,9 @@ def test_scheduler_places_pods_by_gpus_taints_and_affinity_and_explains_refusals
     # One A3 Mega node has 8 GPUs in use, the other 8 free: both too few for 16; the default node has none.
     assert too_big['message'] == ('0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are '
                                   'available: 3 No preemption victims found for incoming pod.')
+    events = {(e['involvedObject']['name'], e['reason']): e for e in store.list('events', 'default')}
+    assert events[('too-big', 'FailedScheduling')]['message'] == too_big['message']   # kubectl describe pod shows it
+    assert events[('fits', 'Scheduled')]['message'] == 'Successfully assigned default/fits to %s' % fits['spec']['nodeName']
     tainted = condition(store.get('pods', 'on-gpu-nodes', 'default'), 'PodScheduled')
     assert tainted['message'] == ("0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
                                   "2 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/3 nodes are "

@@ -188,3 +188,31 @@ def test_exec_with_a_tty_follows_resize_messages(server):
             status = json.loads(data[1:])
     client.close()
     assert output.strip() == b'45 123' and status['status'] == 'Success'
+
+
+def test_logs_of_a_pod_without_a_node_are_empty_and_exec_is_refused(runtime):
+    """LogLocation's empty location and streamLocation's 400 (pkg/registry/core/pod/strategy.go)."""
+    pending = make_pod('pending', [{'name': 'main', 'image': 'busybox'}])
+    pending['spec']['nodeName'] = ''
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def do_GET(self):  # noqa: N802
+            split = urlsplit(self.path)
+            serve = kube_exec.serve_log if split.path.endswith('/log') else kube_exec.serve_exec
+            serve(runtime, self, pending, parse_qs(split.query))
+
+        def log_message(self, *args):
+            pass
+    httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = 'http://127.0.0.1:%d' % httpd.server_address[1]
+        assert http_get(url, '/log') == ''
+        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+            run_exec(url, ['true'])
+        assert json.loads(refused.value.resp_body)['message'] == 'pod pending does not have a host assigned'
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -10,7 +10,9 @@ gke-gcloud-auth-plugin) and kubernetes.core work with it:
   ``kubectl logs`` shows its installer's output, and the seed's NCCL test Pods run ``kubectl exec``;
 - a Pod asking for more GPUs than a node has stays Pending with the scheduler's message;
 - kubernetes.core.k8s ``wait: true`` on a DaemonSet and kubernetes.core.k8s_exec (v4 channel, the
-  rc of a failing command).
+  rc of a failing command);
+- a bad manifest is refused with 422 (the API core's validation, reached through the same kubeconfig);
+- seed 001's RDMA pool with DRANET (node pool through the API: SDK 528 lacks the flags).
 
 gke-gcloud-auth-plugin prints a token from gcloud's configuration: the test sets
 ``auth/access_token_file`` in its own CLOUDSDK_CONFIG (with ``auth/disable_credentials`` gcloud has
@@ -40,6 +42,7 @@ VERSION = '1.33.5-gke.1308000'
 MANIFESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox', 'kube', 'manifests')
 INSTALLER = os.path.join(MANIFESTS, 'gpudirect-tcpxo', 'nccl-tcpxo-installer.yaml')
 NCCL_TEST = os.path.join(MANIFESTS, 'gpudirect-tcpxo', 'nccl-test-latest.yaml')
+NRI_INJECTOR = os.path.join(MANIFESTS, 'nri_device_injector', 'nri-device-injector.yaml')
 A3_MEGA = 'nvidia-h100-mega-80gb'
 
 
@@ -162,7 +165,9 @@ def test_gke_installs_the_default_network_and_its_crds_on_multi_networking_clust
 
 
 def test_tcpxo_installer_daemonset_rolls_out_and_logs(live):
+    """Seed 003, TCPXO: the installer and the NRI device injector DaemonSets, and the seed's checks."""
     ok(live.kubectl('apply', '-f', INSTALLER))
+    ok(live.kubectl('apply', '-f', NRI_INJECTOR))
     try:
         rollout = ok(live.kubectl('rollout', 'status', 'ds/nccl-tcpxo-installer', '-n', 'kube-system', '--timeout=90s', timeout=120))
         assert 'daemon set "nccl-tcpxo-installer" successfully rolled out' in rollout.stdout
@@ -172,8 +177,31 @@ def test_tcpxo_installer_daemonset_rolls_out_and_logs(live):
         assert 'container_entry.sh install --install-nccl' in logs and 'installation finishes' in logs
         init = ok(live.kubectl('logs', '-n', 'kube-system', 'ds/nccl-tcpxo-installer', '-c', 'pre-installation')).stdout
         assert 'nsenter: host namespaces are not entered' in init
+        ok(live.kubectl('rollout', 'status', 'ds/device-injector', '-n', 'kube-system', '--timeout=90s', timeout=120))
+        listing = ok(live.kubectl('get', 'pods', '-n=kube-system', '-l=name=device-injector')).stdout.splitlines()
+        assert len(listing) == 3 and all(' Running ' in line for line in listing[1:])
     finally:
-        ok(live.kubectl('delete', '-f', INSTALLER, '--wait=true'))
+        ok(live.kubectl('delete', '-f', INSTALLER, '-f', NRI_INJECTOR, '--wait=true'))
+
+
+BAD_DAEMONSET = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: no-selector, namespace: kube-system}
+spec:
+  template:
+    metadata: {labels: {app: x}}
+    spec:
+      containers: [{name: main, image: busybox}]
+"""
+
+
+def test_a_bad_manifest_is_refused_with_422(live):
+    """The closing note's last step: the API stand-in's validation through the same kubeconfig."""
+    refused = live.kubectl('apply', '-f', '-', '-v=6', stdin=BAD_DAEMONSET)
+    assert refused.returncode == 1
+    assert 'status="422 Unprocessable Entity"' in refused.stderr
+    assert 'The DaemonSet "no-selector" is invalid' in refused.stderr and 'spec.selector: Required value' in refused.stderr
 
 
 def test_resize_the_pool_and_the_nodes_follow(live):

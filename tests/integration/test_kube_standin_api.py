@@ -118,8 +118,8 @@ def owned(name, owner):
 def test_delete_propagation(cluster, policy):
     owner = cluster.store.create(configmap('owner-' + policy.lower()))
     cluster.store.create(owned('dependent-' + policy.lower(), owner))
-    status, _answer = call(cluster, 'DELETE', '/api/v1/namespaces/default/configmaps/owner-%s?propagationPolicy=%s'
-                     % (policy.lower(), policy))
+    path = '/api/v1/namespaces/default/configmaps/owner-%s?propagationPolicy=%s' % (policy.lower(), policy)
+    status = call(cluster, 'DELETE', path)[0]
     assert status == 200
     dependent = cluster.store.get('configmaps', 'dependent-' + policy.lower(), 'default')
     if policy == 'Orphan':

@@ -4,7 +4,7 @@ Sources of the wording (kubernetes/kubernetes): k8s.io/apimachinery/pkg/api/erro
 AlreadyExists, Conflict, Invalid, Unauthorized), pkg/util/validation/validation.go (name messages),
 test/integration/apiserver/field_validation_test.go (strict decoding: unknown/duplicate field),
 k8s.io/apimachinery/pkg/util/managedfields/internal (SSA conflicts; an undeclared field in an apply
-patch is a plain error, 500 without reason: kubernetes/kubernetes#122480),
+patch is a plain error, 500 without reason: the body in kubernetes/kubernetes#122480),
 apiextensions-apiserver schema validation (CR type/required/enum causes) and strategy (no
 unconditional update of a custom resource), k8s.io/apiserver etcd3 store (a create carrying a
 resourceVersion: a plain error, 500 without reason), and pkg/registry/core/pod/strategy.go (log/exec
@@ -135,6 +135,10 @@ CASES = [
      'application/apply-patch+yaml', 't', 409, 'Conflict',
      # seed owns .data.a twice: by its create (an Update) and by its apply (conflict.go prints appliers without version).
      'Apply failed with 2 conflicts: conflicts with "seed":\n- .data.a\nconflicts with "seed" using v1:\n- .data.a'),
+    ('apply with an undeclared field', 'PATCH', '/api/v1/namespaces/default/services/s?fieldManager=m',
+     {'apiVersion': 'v1', 'kind': 'Service', 'metadata': {'name': 's'}, 'spec': {'topologyKeys': ['a']}},
+     'application/apply-patch+yaml', 't', 500, None,
+     'failed to create typed patch object (default/s; /v1, Kind=Service): .spec.topologyKeys: field not declared in schema'),
     ('unknown patch type', 'PATCH', CM + '/existing', {}, 'text/plain', 't',
      415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: '
      'application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, '
@@ -199,16 +203,16 @@ def test_dry_run_stores_nothing_and_answers_as_stored(seeded):
 
 def test_no_op_patch_keeps_resource_version_and_managed_fields(seeded):
     existing = seeded.store.get('configmaps', 'existing', 'default')
-    status, document, _headers = call(seeded, 'PATCH', CM + '/existing?fieldManager=seed', configmap('existing'),
-                               'application/apply-patch+yaml')
+    status, document = call(seeded, 'PATCH', CM + '/existing?fieldManager=seed', configmap('existing'),
+                            'application/apply-patch+yaml')[:2]
     assert status == 200
     assert document['metadata']['resourceVersion'] == existing['metadata']['resourceVersion']
     assert document['metadata']['managedFields'] == existing['metadata']['managedFields']
 
 
 def test_forced_apply_takes_the_field(seeded):
-    status, document, _headers = call(seeded, 'PATCH', CM + '/existing?fieldManager=other&force=true',
-                               dict(configmap('existing'), data={'a': 'z'}), 'application/apply-patch+yaml')
+    status, document = call(seeded, 'PATCH', CM + '/existing?fieldManager=other&force=true',
+                            dict(configmap('existing'), data={'a': 'z'}), 'application/apply-patch+yaml')[:2]
     assert status == 200 and document['data'] == {'a': 'z'}
     owners = {entry['manager']: entry['fieldsV1'] for entry in document['metadata']['managedFields']}
     assert owners['other'] == {'f:data': {'.': {}, 'f:a': {}}}

@@ -356,7 +356,9 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
         if dry_run or resource.kind == 'Namespace' or result['metadata'].get('deletionTimestamp') and \
                 self.server.cluster.store.lookup(resource, namespace or '', name) is not None:
             return (202 if not dry_run and self.server.cluster.store.lookup(resource, namespace or '', name) else 200), result
-        if resource.crd:
+        # Stores with ReturnDeletedObject answer the object (custom resources, pods, services); the
+        # others a Success Status naming it (k8s.io/apiserver registry/generic/registry/store.go).
+        if resource.crd or (resource.group, resource.kind) in (('', 'Pod'), ('', 'Service')):
             return 200, result
         return 200, {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {}, 'status': 'Success',
                      'details': {'name': name, 'group': resource.group, 'kind': resource.plural,

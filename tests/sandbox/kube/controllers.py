@@ -338,6 +338,19 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
             for condition in status['conditions']:
                 condition['lastHeartbeatTime'] = condition['lastTransitionTime'] = created
             self._update_status(stored, status)
+            self._node_lease(stored)
+
+    def _node_lease(self, node):
+        """SIMULATION (the kubelet's node lease).  Real: each kubelet keeps a Lease named after its Node in
+        kube-node-lease and renews it every 10 s.  The stand-in creates it once (owned by the Node, so it
+        goes with it) and never renews it (renewTime stays the Node's creation time)."""
+        name = node['metadata']['name']
+        if self.store.get('leases.coordination.k8s.io', name, 'kube-node-lease') is None:
+            created = node['metadata']['creationTimestamp'].replace('Z', '.000000Z')
+            self._create({'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease',
+                          'metadata': {'name': name, 'namespace': 'kube-node-lease', 'ownerReferences': [
+                              {'apiVersion': 'v1', 'kind': 'Node', 'name': name, 'uid': node['metadata']['uid']}]},
+                          'spec': {'holderIdentity': name, 'leaseDurationSeconds': 40, 'renewTime': created}})
 
     def _network_resources(self, node, pools):
         """SIMULATION (GKE multi-networking, gke-networking-api annotations).  Real GKE reports, on a
@@ -393,9 +406,10 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         """SIMULATION (DaemonSet controller, pkg/controller/daemon).  Real: one Pod per node that the
         template's nodeSelector, node affinity and NoSchedule/NoExecute taints admit (the Pod pinned by
         a matchFields metadata.name affinity and given the DaemonSet tolerations), status counts from
-        those Pods, RollingUpdate replacing Pods of an older template maxUnavailable at a time.  The
-        stand-in: the same node rule and status counts; a changed template replaces old Pods one node
-        at a time (maxUnavailable 1, whatever the spec says); OnDelete leaves them."""
+        those Pods, RollingUpdate replacing Pods of an older template maxUnavailable at a time (an
+        integer or a percentage of the desired count, rounded up; at least 1), maxSurge new Pods
+        beside old ones.  The stand-in: the same node rule, status counts and maxUnavailable; no
+        surge (the old Pod goes before the new one comes); OnDelete leaves old Pods alone."""
         nodes = self.store.list('nodes')
         for ds in self.store.list('daemonsets.apps'):
             if ds['metadata'].get('deletionTimestamp'):
@@ -414,7 +428,9 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
                 if node_name not in eligible_names:
                     for pod in node_pods:
                         self.store.delete('pods', pod['metadata']['name'], pod['metadata']['namespace'])
-            rolling = (ds['spec'].get('updateStrategy') or {}).get('type', 'RollingUpdate') == 'RollingUpdate'
+            strategy = ds['spec'].get('updateStrategy') or {}
+            rolling = strategy.get('type', 'RollingUpdate') == 'RollingUpdate'
+            max_unavailable = _scaled((strategy.get('rollingUpdate') or {}).get('maxUnavailable', 1), len(eligible))
             unavailable = sum(1 for node_pods in by_node.values() for pod in node_pods if not _pod_ready(pod))
             for node in eligible:
                 name = node['metadata']['name']
@@ -425,7 +441,8 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
                                   {'controller-revision-hash': revision, 'pod-template-generation': str(ds['metadata'].get('generation', 1))},
                                   {'affinity': _pin_to(template.get('spec', {}).get('affinity'), name),
                                    'tolerations': list(template.get('spec', {}).get('tolerations') or []) + DAEMONSET_TOLERATIONS})
-                elif rolling and unavailable < 1 and node_pods[0]['metadata'].get('labels', {}).get('controller-revision-hash') != revision:
+                elif rolling and unavailable < max_unavailable and \
+                        node_pods[0]['metadata'].get('labels', {}).get('controller-revision-hash') != revision:
                     self.store.delete('pods', node_pods[0]['metadata']['name'], node_pods[0]['metadata']['namespace'])
                     unavailable += 1
             pods = self._pods_owned_by(ds)
@@ -674,6 +691,22 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         status['phase'] = 'Pending'
         status['conditions'] = [_condition('PodScheduled', True, None, None, now_rfc3339(), probe=False)]
         self._update_status(stored, status)
+        self._event(stored, 'Normal', 'Scheduled', 'Successfully assigned %s/%s to %s' % (
+            stored['metadata']['namespace'], stored['metadata']['name'], node['metadata']['name']))
+
+    def _event(self, pod, kind, reason, message):
+        """SIMULATION (the scheduler's events).  Real: an events.k8s.io Event per decision (deduplicated
+        into a series), which ``kubectl describe pod`` lists.  The stand-in writes one core/v1 Event per
+        new decision, reported by default-scheduler."""
+        meta = pod['metadata']
+        now = now_rfc3339()
+        self._create({'apiVersion': 'v1', 'kind': 'Event',
+                      'metadata': {'name': '%s.%s' % (meta['name'], uuid.uuid4().hex[:16]), 'namespace': meta['namespace']},
+                      'involvedObject': {'apiVersion': 'v1', 'kind': 'Pod', 'name': meta['name'], 'namespace': meta['namespace'],
+                                         'uid': meta['uid']},
+                      'type': kind, 'reason': reason, 'message': message, 'action': 'Scheduling',
+                      'reportingComponent': 'default-scheduler', 'reportingInstance': 'default-scheduler',
+                      'source': {'component': 'default-scheduler'}, 'firstTimestamp': now, 'lastTimestamp': now, 'count': 1})
 
     def _unschedulable(self, pod, node_count, reasons):
         histogram = sorted('%d %s' % (count, reason) for reason, count in reasons.items())
@@ -691,7 +724,8 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         since = existing['lastTransitionTime'] if existing and existing.get('message') == message else now_rfc3339()
         status['phase'] = 'Pending'
         status['conditions'] = [_condition('PodScheduled', False, 'Unschedulable', message, since, probe=True)]
-        self._update_status(pod, status)
+        if self._update_status(pod, status) is not None and not (existing and existing.get('message') == message):
+            self._event(pod, 'Warning', 'FailedScheduling', message)
 
     # kubelet ------------------------------------------------------------------------------------
     def kubelet(self):
@@ -776,11 +810,13 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
                           for name in init_names)
         if init_names:
             status['initContainerStatuses'] = [_container_status(c, states[c['name']].to_status() if c['name'] in states else
-                                                                 {'waiting': {'reason': 'PodInitializing'}}, False)
+                                                                 {'waiting': {'reason': 'PodInitializing'}}, False,
+                                                                 getattr(states.get(c['name']), 'container_id', None))
                                                for c in spec['initContainers']]
         main_states = {c['name']: (states.get(c['name']).to_status() if states.get(c['name']) else
                                    {'waiting': {'reason': 'PodInitializing' if init_failed else 'ContainerCreating'}}) for c in main}
-        status['containerStatuses'] = [_container_status(c, main_states[c['name']], 'running' in main_states[c['name']]) for c in main]
+        status['containerStatuses'] = [_container_status(c, main_states[c['name']], 'running' in main_states[c['name']],
+                                                         getattr(states.get(c['name']), 'container_id', None)) for c in main]
         running = all('running' in state for state in main_states.values())
         terminated = [state['terminated'] for state in main_states.values() if 'terminated' in state]
         if init_failed:
@@ -817,6 +853,15 @@ DAEMONSET_TOLERATIONS = [
 # DeviceClass -> the node label (key, value) whose nodes have that class's devices (see _claims_fit).
 DEVICE_CLASS_NODE_LABELS = {'mrdma.google.com': ('cloud.google.com/gke-networking-dra-driver', 'true')}
 DRANET_LABEL = 'cloud.google.com/gke-networking-dra-driver'
+
+
+def _scaled(value, total):
+    """intstr.GetScaledValueFromIntOrPercent(value, total, roundUp=true), at least 1 (the DaemonSet rule)."""
+    if isinstance(value, str) and value.endswith('%'):
+        scaled = -(-int(value[:-1]) * total // 100)
+    else:
+        scaled = int(value)
+    return max(scaled, 1)
 
 
 def _last(path):
@@ -993,10 +1038,12 @@ def _condition(kind, true, reason, message, since, probe=None):
     return condition
 
 
-def _container_status(container, state, ready):
-    return {'name': container['name'], 'image': container.get('image', ''), 'imageID': '', 'ready': ready,
-            'restartCount': 0, 'started': 'running' in state, 'state': state, 'lastState': {},
-            'containerID': (state.get('running') or state.get('terminated') or {}).get('containerID') or None}
+def _container_status(container, state, ready, container_id=None):
+    status = {'name': container['name'], 'image': container.get('image', ''), 'imageID': '', 'ready': ready,
+              'restartCount': 0, 'started': 'running' in state, 'state': state, 'lastState': {}}
+    if container_id:
+        status['containerID'] = 'containerd://' + container_id   # the podman container's id, as GKE's runtime prefixes it
+    return status
 
 
 def _pod_ready(pod):

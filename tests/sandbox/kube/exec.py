@@ -29,17 +29,19 @@ kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/remotecommand/con
 the command ends, channel 3 carries a metav1.Status as the kubelet writes it
 (staging/src/k8s.io/kubelet/pkg/cri/streaming/remotecommand/exec.go ``ServeExec``): ``{"status":
 "Success"}``, or ``{"status": "Failure", "reason": "NonZeroExitCode", "details": {"causes":
-[{"type": "ExitCode", "message": "N"}]}, "message": "command terminated with non-zero exit code:
-..."}``; then the server closes the WebSocket normally (1000), which is how both clients learn the
-stream ended.  As in kubelet's websocket.go ``createWebSocketStreams``, an empty message on the
-lowest writable channel tells the client the streams are open.  The WebSocket server side is the
+[{"reason": "ExitCode", "message": "N"}]}, "message": "command terminated with non-zero exit code:
+..."}`` (metav1.StatusCause's Go field ``Type`` is ``reason`` in JSON); then the server closes
+the WebSocket normally (1000), which is how both clients learn the stream ended.  As in kubelet's
+websocket.go ``createWebSocketStreams``, an empty message on the lowest writable channel tells the
+client the streams are open.  The WebSocket server side is the
 standard library only (RFC 6455: handshake with Sec-WebSocket-Accept, masked client frames,
 fragmentation, ping/pong, close); one thread owns the socket, so TLS reads and writes never race.
 
 Refusals, as pkg/registry/core/pod/strategy.go makes them (400 BadRequest): a container name the Pod
 does not have (``container X is not valid for pod P``), no container named on a Pod with several
-(``a container name must be specified for pod P, choose one of: [a b]``), a Pod with no node
-(``pod P does not have a host assigned``).  As the kubelet's remotecommand options
+(``a container name must be specified for pod P, choose one of: [a b]``), exec on a Pod with no
+node (``pod P does not have a host assigned``; its logs are an empty 200 answer, as LogLocation's).
+As the kubelet's remotecommand options
 (staging/src/k8s.io/kubelet/pkg/cri/streaming/remotecommand/httpstream.go ``NewOptions``): no stream
 asked for is 400 ``you must specify at least 1 of stdin, stdout, stderr``, and with a TTY stderr is
 dropped (it travels on the terminal).  A container that has not started answers as the kubelet does:
@@ -339,6 +341,14 @@ def serve_log(runtime, request, pod, query):
     """GET pods/NAME/log: the container's output, streamed (chunked) while ``follow`` lasts."""
     try:
         container = pick_container(pod, query)
+        if not pod['spec'].get('nodeName'):
+            # pkg/registry/core/pod/strategy.go LogLocation: "If pod has not been assigned a host, return an
+            # empty location", which the log REST streams as an empty 200 answer.
+            request.send_response(200)
+            request.send_header('Content-Type', 'text/plain')
+            request.send_header('Content-Length', '0')
+            request.end_headers()
+            return
         _require_started(pod, container)
         tail = (query.get('tailLines') or [None])[-1]
         since = (query.get('sinceSeconds') or [None])[-1]

@@ -276,6 +276,14 @@ class Operations:
         if body.get('apiVersion') != resource.api_version or body.get('kind') != resource.kind:
             raise errors.bad_request('Incorrect version specified in apply patch. Specified patch version: %s, expected: %s'
                                      % (body.get('apiVersion', ''), resource.api_version))
+        undeclared = self.cluster.schemas.undeclared_fields(resource, body)
+        if undeclared:
+            # structuredmerge.go: a plain error, so 500 without a reason (kubernetes/kubernetes#122480).
+            owner = namespace or '' if resource.namespaced else ''
+            identity = '%s/%s; %s/%s, Kind=%s' % (owner, name, resource.group, resource.version, resource.kind)
+            detail = ('%s: field not declared in schema' % undeclared[0] if len(undeclared) == 1 else
+                      'errors:\n  ' + '\n  '.join('%s: field not declared in schema' % path for path in undeclared))
+            raise errors.internal('failed to create typed patch object (%s): %s' % (identity, detail))
         applied = copy.deepcopy(body)
         metadata = applied.setdefault('metadata', {})
         if metadata.get('name') and metadata['name'] != name:

@@ -293,6 +293,48 @@ class SchemaCatalog:
             raise errors.invalid(resource, name, causes)
         return warnings
 
+    def undeclared_fields(self, resource, obj):
+        """Fields of ``obj`` the kind's schema does not declare, as structured-merge-diff prints them
+        (``.spec.template.spec.containers[name="c"].foo``): what server-side apply refuses."""
+        problems = Problems()
+        body = {key: value for key, value in obj.items() if key not in ('apiVersion', 'kind')}
+        self.walk(copy.deepcopy(body), self._walk_root(resource), '', problems, custom=bool(resource.crd))
+        return [self.smd_path(body, self._walk_root(resource), path) for path in problems.unknown]
+
+    def _walk_root(self, resource):
+        if not resource.crd:
+            return self.root_schema(resource)
+        schema = self.custom[(resource.group, resource.version, resource.kind)] or {}
+        properties = dict(schema.get('properties') or {})
+        properties['metadata'] = {'$ref': REF + 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'}
+        return dict(schema, properties=properties)
+
+    def smd_path(self, value, schema, path):
+        """'spec.containers[0].foo' -> '.spec.containers[name="c"].foo' by the lists' types."""
+        text = ''
+        for part in re.findall(r'[^.\[\]]+|\[[^]]*\]', path):
+            schema = self.resolve(schema) or {}
+            if part.startswith('[') and isinstance(value, list):
+                item = value[int(part[1:-1])]
+                keys = schema.get('x-kubernetes-list-map-keys') or []
+                if schema.get('x-kubernetes-list-type') == 'map' and keys and isinstance(item, dict):
+                    text += '[' + ','.join('%s=%s' % (key, json.dumps(item.get(key))) for key in keys) + ']'
+                elif schema.get('x-kubernetes-list-type') == 'set':
+                    text += '[=%s]' % json.dumps(item)
+                else:
+                    text += part
+                value, schema = item, schema.get('items') or {}
+            elif part.startswith('['):
+                text += '[%s]' % part[1:-1]
+                value = value.get(part[1:-1]) if isinstance(value, dict) else None
+                schema = schema.get('additionalProperties') or {}
+            else:
+                text += '.' + part
+                value = value.get(part) if isinstance(value, dict) else None
+                schema = (schema.get('properties') or {}).get(part) or (
+                    schema.get('additionalProperties') if isinstance(schema.get('additionalProperties'), dict) else {})
+        return text
+
     # ----- OpenAPI v3 -----
     def openapi_schemas(self, resources):
         """components.schemas for a group/version: its kinds' definitions and what they reference."""

@@ -16,8 +16,11 @@ import uuid
 from .catalog import MACHINE_TYPES
 from .errors import ApiError, invalid
 
+# Resource names: the pattern of every ``name`` field in the compute.v1 discovery document ("must be 1-63 characters
+# long and match the regular expression `[a-z]([-a-z0-9]*[a-z0-9])?`").
 NAME_PATTERN = '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'
 _NAME = re.compile('^' + NAME_PATTERN + '$')
+# MTU of a VPC network: 1300 to 8896 bytes (https://cloud.google.com/vpc/docs/mtu; Network.mtu in the discovery document).
 MTU_MIN, MTU_MAX = 1300, 8896
 # RDMA network profiles: https://cloud.google.com/vpc/docs/rdma-network-profiles ("ZONE-vpc-roce";
 # "RoCE VPC networks only support MRDMA NICs ... All non-RDMA NICs of a VM must attach to regular VPC networks").
@@ -60,6 +63,7 @@ def parse_cidr(value, field='ipCidrRange'):
         network = ipaddress.ip_network(value, strict=False)
     except (TypeError, ValueError):
         raise field_error(field, value, 'Invalid IPCidrRange: %s.' % value) from None
+    # IPv4 subnet ranges: "the largest is /8, the smallest /29" (https://cloud.google.com/vpc/docs/subnets#valid-ranges).
     if network.version != 4 or not 8 <= network.prefixlen <= 29:
         raise field_error(field, value, 'Invalid IPCidrRange: %s; the prefix length must be between /8 and /29.' % value)
     # Valid IPv4 ranges (https://cloud.google.com/vpc/docs/subnets#valid-ranges): 127.0.0.0/8 (loopback) and
@@ -135,6 +139,9 @@ def effective_nic_type(machine_type, index, nic):
 def check_nics(machine_type, zone, nics, networks, image_features):
     """Refuse what GCE refuses for the NICs of an instance; ``networks`` is each NIC's stored network."""
     spec = MACHINE_TYPES[machine_type]
+    # NICs per machine type: A3 Mega 9, A3 High/Edge 5, A3 Ultra/A4 10 (accelerator-optimized machines page,
+    # https://cloud.google.com/compute/docs/accelerator-optimized-machines); others up to 8 by vCPU count
+    # (https://cloud.google.com/vpc/docs/create-use-multiple-interfaces#max-interfaces).  The real wording.
     if len(nics) > spec['max_nics']:
         raise field_error('networkInterfaces', '', 'Too many network interfaces. The maximum number of network interfaces '
                           'allowed for this machine type (%s) is %d.' % (machine_type, spec['max_nics']))

@@ -168,7 +168,8 @@ def check_nics(machine_type, zone, nics, networks, image_features):
                                   'it only supports MRDMA network interfaces.' % (network['name'], network['networkProfile'].rsplit('/', 1)[-1]))
             if roce_zone(network) != zone:
                 raise field_error('networkInterfaces[%d].network' % index, network['name'],
-                                  "Network '%s' is bound to zone %s by its network profile; the instance is in %s." % (network['name'], roce_zone(network), zone))
+                                  "Network '%s' is bound to zone %s by its network profile; the instance is in %s."
+                                  % (network['name'], roce_zone(network), zone))
         elif nic_type == 'MRDMA':
             raise field_error(field, nic_type, "nicType MRDMA needs a network with an RDMA (RoCE) network profile; '%s' has none." % network['name'])
         else:

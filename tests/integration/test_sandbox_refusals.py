@@ -98,8 +98,9 @@ def test_gpu_quota_per_region_through_the_control_endpoint(nets, sandbox):
 
 # ------------------------------------------------------------------------------------------ 4. reservations
 def reservation(api, name='res', machine='a3-highgpu-8g', count=1, specific=True):
-    api.must('POST', '%s/zones/%s/reservations' % (P, ZONE), {'name': name, 'specificReservationRequired': specific,
-                                                             'specificReservation': {'count': count, 'instanceProperties': {'machineType': machine}}})
+    api.must('POST', '%s/zones/%s/reservations' % (P, ZONE),
+             {'name': name, 'specificReservationRequired': specific,
+              'specificReservation': {'count': count, 'instanceProperties': {'machineType': machine}}})
 
 
 def affinity(name='res'):

@@ -126,7 +126,7 @@ def roce_zone(network):
     return network['networkProfile'].rsplit('/', 1)[-1][:-len(ROCE_PROFILE_SUFFIX)]
 
 
-def effective_nic_type(machine_type, index, nic):
+def effective_nic_type(machine_type, nic):
     """The NIC type the VM gets.  Machine series that only take gVNIC (A3, A4: third generation and later) use
     it when ``nicType`` is unset: "gVNIC is the default and only supported network interface"
     (https://cloud.google.com/compute/docs/networking/using-gvnic and the machine series pages)."""
@@ -148,7 +148,7 @@ def check_nics(machine_type, zone, nics, networks, image_features):
     family = spec['nic_family']
     regular_networks = {}
     for index, (nic, network) in enumerate(zip(nics, networks)):
-        nic_type = effective_nic_type(machine_type, index, nic)
+        nic_type = effective_nic_type(machine_type, nic)
         field = 'networkInterfaces[%d].nicType' % index
         # Wording of the three nicType refusals below: the sandbox's (documented limits, no public report quoted).
         if family == 'A3_TCP' and nic_type != 'GVNIC':
@@ -241,19 +241,6 @@ def check_labels(labels):
                               'digits, underscores and dashes (1-63 characters).')
         if not (_LABEL_VALUE.match(value or '') and (value or '') == (value or '').lower()):
             raise field_error('labels.%s' % key, value, 'Label values use only lowercase letters, digits, underscores and dashes (0-63 characters).')
-
-
-# Project IDs (https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin):
-# 6-30 characters, lowercase letters, digits and hyphens, starting with a letter and not ending with a
-# hyphen; domain-scoped IDs ("example.com:my-project") carry a prefix.  Wording: the sandbox's.
-_PROJECT_ID = re.compile(r'^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$')
-
-
-def check_project_id(project):
-    if project is not None and not _PROJECT_ID.match(project):
-        raise ApiError(400, 'invalid', "Invalid value for field 'project': '%s'. Must be a match of regex "
-                       "'(?:(?:[-a-z0-9]{1,63}\\.)*(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?):)?(?:[0-9]{1,19}|(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?))'"
-                       % project)
 
 
 def check_request_id(request_id):

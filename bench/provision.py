@@ -52,7 +52,7 @@ def run_ours(sandbox, project, nodes, collections_path):
     env = {key: value for key, value in os.environ.items() if not key.startswith(('GCP_', 'CLOUDSDK_', 'ANSIBLE_'))}
     env.update(GCP_AUTH_KIND='none', GCP_PROJECT=project, CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=sandbox.compute_url,
                ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1')
-    extra = {'gpudirect_project': project, 'gpudirect_zone': ZONE, 'gpudirect_prefix': PREFIX, 'gpudirect_node_count': nodes}
+    extra = {'gpudirect_project': project, 'gpudirect_zone': ZONE, 'gpudirect_network_prefix': PREFIX, 'gpudirect_node_count': nodes}
     command = [str(pathlib.Path(sys.executable).parent / 'ansible-playbook'), '-i', str(ROOT / 'inventories' / 'sandbox'),
                str(ROOT / 'playbooks' / PLAYBOOK), '-e', json.dumps(extra)]
     result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)

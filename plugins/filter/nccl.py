@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
 
 
-def nccl_results(output, collective=None, family=None, thresholds=None, technology=None):
-    """Parse nccl-tests output (text or -J JSON); with ``family``/``technology``/``thresholds`` add ``verdict``."""
+def nccl_results(output, collective=None, machine_type=None, thresholds=None, technology=None):
+    """Parse nccl-tests output (text or -J JSON); with ``machine_type``/``technology``/``thresholds`` add ``verdict``."""
     try:
-        results = nccl.parse(output, collective=collective)
-        if family or technology or thresholds:
-            results['verdict'] = nccl.evaluate(results, family=family, thresholds=thresholds, technology=technology)
+        results = nccl_parse.parse(output, collective=collective)
+        if machine_type or technology or thresholds:
+            results['verdict'] = nccl_verdict.evaluate(results, machine_type=machine_type, thresholds=thresholds, technology=technology)
     except ValueError as exc:
         raise AnsibleFilterError('nccl_results: %s' % exc) from None
     return results

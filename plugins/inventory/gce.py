@@ -10,15 +10,15 @@ version_added: 0.1.0
 description:
   - Lists the Compute Engine VMs of one or many projects and makes them an inventory for the later stages of a GPU
     cluster (host preparation, NCCL tests, your own playbooks).
-  - Each host carries the GPUDirect facts of its machine family from the collection's catalog (technology, GPU count
+  - Each host carries the GPUDirect facts of its machine type from the collection's catalog (technology, GPU count
     and model) and the addresses of its data NICs in NIC order with the interface names the guest gives them
     (C(eth1) .. C(ethN)), and the comma-separated interface list the NCCL tests take.
   - Hosts are grouped by GPUDirect technology (C(gpudirect_tcpx), C(gpudirect_tcpxo), C(gpudirect_rdma),
-    C(gpudirect_none)), machine family (C(gpudirect_a3_highgpu_8g)), zone, region, project and fabric prefix (the
-    O(aiinfra.gpudirect.gce_gpudirect_network#module:prefix) of the networks the VM's first NIC is on).
-  - A family group is a child of its technology group (C(gpudirect_tcpx) holds C(gpudirect_a3_highgpu_8g) and
+    C(gpudirect_none)), machine type (C(gpudirect_a3_highgpu_8g)), zone, region, project and GPUDirect network (the
+    O(aiinfra.gpudirect.gce_gpudirect_network#module:network_prefix) of the networks the VM's first NIC is on).
+  - A machine-type group is a child of its technology group (C(gpudirect_tcpx) holds C(gpudirect_a3_highgpu_8g) and
     C(gpudirect_a3_edgegpu_8g)) and a zone group a child of its region group, so a host is a direct member of its
-    family (or C(gpudirect_none)), zone, project and fabric groups and belongs to the others through them, as
+    machine type (or C(gpudirect_none)), zone, project and GPUDirect network groups and belongs to the others through them, as
     C(groups), host patterns and C(ansible-inventory --graph) show.
   - One C(instances.aggregatedList) call per project, with pages of 500 and a field mask; projects are listed
     concurrently; HTTP 429, 5xx and dropped connections are retried with capped exponential backoff and jitter.
@@ -26,15 +26,15 @@ description:
     O(allow_unreachable_zones) for the two ways to go on without a part of the fleet).
   - Uses a YAML configuration file whose name ends with C(gce.yml) or C(gce.yaml).
   - 'Host variables (prefix O(vars_prefix), C(gpudirect_) by default): C(name), C(id), C(project), C(zone), C(region),
-    C(status), C(machine_type), C(family) (the catalog family, or null), C(technology) (V(tcpx), V(tcpxo), V(rdma) or
-    V(none)), C(gpu_count), C(gpu_model), C(provisioning_model), C(labels), C(management_ip), C(external_ip),
-    C(management_network), C(management_subnetwork), C(fabric_prefix), C(data_ips), C(data_interfaces) (the guest
+    C(status), C(machine_type), C(technology) (V(tcpx), V(tcpxo), V(rdma) or
+    V(none): a machine type outside the catalog), C(gpu_count), C(gpu_model), C(provisioning_model), C(labels), C(management_ip), C(external_ip),
+    C(management_network), C(management_subnetwork), C(network_prefix), C(data_ips), C(data_interfaces) (the guest
     names, C(eth1) .. C(ethN); null for an RDMA NIC), C(data_networks), C(data_subnetworks), C(data_nic_types) (these
     five are aligned lists, one entry per data NIC in NIC order), C(nccl_interfaces) (for example
     C(eth1,eth2,eth3,eth4), the list the seed''s NCCL test scripts and C(NCCL_GPUDIRECTTCPX_SOCKET_IFNAME) take),
     C(nccl_ctrl_interface) and C(self_link); plus C(ansible_host) (see O(ansible_host)).'
   - Facts that are the same for every host of a group of this plugin (the technology of C(gpudirect_tcpx), the GPU
-    facts and interface names of a family, the networks of a fabric) are set once as variables of that group, which
+    facts and interface names of a machine type, the VPC networks of a GPUDirect network) are set once as variables of that group, which
     is much faster on a fleet of thousands; a host that differs gets its own host variable. Every host sees all of them
     in C(hostvars), C(ansible-inventory --host), O(compose), O(groups) and O(keyed_groups). Do not set these
     C(gpudirect_*) names in C(group_vars/all), which would outrank the group variables of this plugin.
@@ -134,7 +134,7 @@ options:
     type: str
     default: gpudirect_
   group_prefix:
-    description: Prefix of the groups this plugin makes by technology, family, zone, region, project and fabric.
+    description: Prefix of the groups this plugin makes by technology, machine type, zone, region, project and GPUDirect network.
     type: str
     default: gpudirect_
   strict_permissions:
@@ -262,8 +262,10 @@ import zlib
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 
 PAGE_SIZE = 500
 # What the host variables are made of: the field mask of every request (plus extra_fields).
@@ -379,7 +381,7 @@ def api_filter(filters, statuses=()):
 def _last(url):
     """The last path segment of a resource URL. Cached: a fleet repeats the same network, subnet,
     zone and machine type URLs thousands of times."""
-    return families.resource_name(url) or None
+    return links.resource_name(url) or None
 
 
 def _project_of(instance):
@@ -387,13 +389,13 @@ def _project_of(instance):
     return match.group(1) if match else None
 
 
-_FABRIC_PATTERN = re.compile('^' + re.escape(families.GCE_NETWORK['mgmt_network']).replace(re.escape('{prefix}'), '(.+)') + '$')
+_NETWORK_PATTERN = re.compile('^' + re.escape(compute.GCE_NETWORK['mgmt_network']).replace(re.escape('{prefix}'), '(.+)') + '$')
 
 
 @functools.lru_cache(maxsize=4096)
-def fabric_prefix(network_name):
-    """'a3high-mgmt-net' -> 'a3high' (the fabric of gce_gpudirect_network); None for other networks."""
-    match = _FABRIC_PATTERN.match(network_name or '')
+def network_prefix(network_name):
+    """'a3high-mgmt-net' -> 'a3high' (the network_prefix of gce_gpudirect_network); None for other networks."""
+    match = _NETWORK_PATTERN.match(network_name or '')
     return match.group(1) if match else None
 
 
@@ -406,10 +408,10 @@ def _accelerators(instance):
     return count, model
 
 
-def host_facts(instance):
+def instance_facts(instance):
     """The GPUDirect facts of one Compute Engine instance (API JSON), without the prefix.
 
-    Data NICs are the NICs after the family's management NICs (one on A3, two on A3 Ultra / A4,
+    Data NICs are the NICs after the machine type's management NICs (one on A3, two on A3 Ultra / A4,
     one on machines outside the catalog), in NIC order. A gVNIC or virtio NIC with index N is
     ``ethN`` in the guest (how COS and the seed's NCCL scripts name them); an RDMA NIC (MRDMA) has
     no ethN name: its entry in ``data_interfaces`` is None and it is not in ``nccl_interfaces``.
@@ -440,20 +442,19 @@ def host_facts(instance):
         'id': str(instance.get('id')) if instance.get('id') is not None else None,
         'project': _project_of(instance),
         'zone': zone,
-        'region': zone.rsplit('-', 1)[0] if zone else None,
+        'region': links.region_of(zone),
         'status': instance.get('status'),
         'machine_type': machine_type,
-        'family': family.machine_type if family else None,
         'technology': technology,
         'gpu_count': gpu_count,
         'gpu_model': gpu_model,
-        'provisioning_model': (instance.get('scheduling') or {}).get('provisioningModel') or families.STANDARD,
+        'provisioning_model': (instance.get('scheduling') or {}).get('provisioningModel') or compute.STANDARD,
         'labels': dict(instance.get('labels') or {}),
         'management_ip': management.get('networkIP'),
         'external_ip': external[0] if external else None,
         'management_network': _last(management.get('network')),
         'management_subnetwork': _last(management.get('subnetwork')),
-        'fabric_prefix': fabric_prefix(_last(management.get('network'))),
+        'network_prefix': network_prefix(_last(management.get('network'))),
         'data_ips': [nic.get('networkIP') for _index, nic in data],
         'data_interfaces': interfaces,
         'data_networks': [_last(nic.get('network')) for _index, nic in data],
@@ -467,22 +468,22 @@ def host_facts(instance):
 
 # Which facts a built-in group holds for its hosts (group variables), by the kind of group. Such a
 # fact is the same for every host of the group by construction (the technology of gpudirect_tcpx)
-# or nearly always (the NIC layout of a fabric); a host that differs gets its own host variable,
+# or nearly always (the NIC layout of a GPUDirect network); a host that differs gets its own host variable,
 # which wins. Storing a variable on an inventory host costs Ansible a few microseconds, so on a
 # fleet of thousands this keeps a run, and a cached run, short. No fact is held by two groups of
 # one host (group variables of sibling groups would otherwise decide by group name).
-# Facts whose names are also playbook inputs (gpudirect_project, gpudirect_zone, gpudirect_family)
+# Facts whose names are also playbook inputs (gpudirect_project, gpudirect_zone, gpudirect_machine_type)
 # stay host variables: an inventory's group_vars/all outranks group variables from a plugin.
 GROUP_FACTS = {
     'technology': ('technology',),
-    'family': ('machine_type', 'gpu_count', 'gpu_model', 'data_interfaces', 'nccl_interfaces', 'nccl_ctrl_interface'),
+    'machine_type': ('machine_type', 'gpu_count', 'gpu_model', 'data_interfaces', 'nccl_interfaces', 'nccl_ctrl_interface'),
     'zone': (),
     'region': ('region',),
     'project': (),
-    'fabric': ('fabric_prefix', 'management_network', 'management_subnetwork', 'data_networks', 'data_subnetworks',
-               'data_nic_types'),
+    'network': ('network_prefix', 'management_network', 'management_subnetwork', 'data_networks', 'data_subnetworks',
+                'data_nic_types'),
 }
-# Hosts outside the catalog (technology none) are in no family group; gpudirect_none holds these for
+# Hosts outside the catalog (technology none) are in no machine-type group; gpudirect_none holds these for
 # them (usually no GPU and no data NIC).
 NON_GPU_GROUP_FACTS = ('technology', 'gpu_count', 'gpu_model', 'data_interfaces', 'nccl_interfaces', 'nccl_ctrl_interface')
 
@@ -490,15 +491,15 @@ NON_GPU_GROUP_FACTS = ('technology', 'gpu_count', 'gpu_model', 'data_interfaces'
 def builtin_groups(prefix, facts):
     """The groups of one host: [(group name, names of the facts it holds, parent group, host is a direct member)].
 
-    Technology, family, zone, region, project and fabric; a family group is a child of its
-    technology group and a zone group a child of its region group, so a host is put directly into
-    its family (or gpudirect_none), zone, project and fabric groups. Parents come first.
+    Technology, machine type, zone, region, project and GPUDirect network; a machine-type group is a
+    child of its technology group and a zone group a child of its region group, so a host is put
+    directly into its machine-type (or gpudirect_none), zone, project and network groups. Parents come first.
     """
     groups = []
     technology = safe_group_name(prefix + facts['technology'])
-    if facts['family']:
+    if facts['technology'] != 'none':
         groups.append((technology, GROUP_FACTS['technology'], None, False))
-        groups.append((safe_group_name(prefix + facts['family']), GROUP_FACTS['family'], technology, True))
+        groups.append((safe_group_name(prefix + facts['machine_type']), GROUP_FACTS['machine_type'], technology, True))
     else:
         groups.append((technology, NON_GPU_GROUP_FACTS, None, True))
     if facts['zone']:
@@ -507,8 +508,8 @@ def builtin_groups(prefix, facts):
         groups.append((safe_group_name('%szone_%s' % (prefix, facts['zone'])), GROUP_FACTS['zone'], region, True))
     if facts['project']:
         groups.append((safe_group_name('%sproject_%s' % (prefix, facts['project'])), GROUP_FACTS['project'], None, True))
-    if facts['fabric_prefix']:
-        groups.append((safe_group_name('%sfabric_%s' % (prefix, facts['fabric_prefix'])), GROUP_FACTS['fabric'], None, True))
+    if facts['network_prefix']:
+        groups.append((safe_group_name('%snetwork_%s' % (prefix, facts['network_prefix'])), GROUP_FACTS['network'], None, True))
     return groups
 
 
@@ -646,7 +647,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             raise ConfigError("'%s' is not an option of this plugin%s" % (unknown[0], hint))
 
     def _config(self):
-        settings = gcp.resolve_settings({
+        settings = gcp_client.resolve_settings({
             'project': None,
             'auth_kind': self.get_option('auth_kind'),
             'service_account_file': self.get_option('service_account_file'),
@@ -697,9 +698,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                               % self.get_option('vars_prefix'))
         if self.get_option('max_workers') < 1:
             raise ConfigError('max_workers: %s; give 1 or more' % self.get_option('max_workers'))
-        if settings['auth_kind'] not in gcp.AUTH_KINDS:
+        if settings['auth_kind'] not in gcp_client.AUTH_KINDS:
             raise ConfigError("auth_kind: '%s' is not one of %s; set auth_kind (or GCP_AUTH_KIND) to one of them"
-                              % (settings['auth_kind'], ', '.join(gcp.AUTH_KINDS)))
+                              % (settings['auth_kind'], ', '.join(gcp_client.AUTH_KINDS)))
         fields = field_mask(extra_fields)
         return {
             'settings': settings, 'projects': projects, 'zones': set(zones), 'regions': set(regions), 'statuses': set(statuses),
@@ -712,9 +713,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         """{project: [page, ...]} for every project; raises AnsibleParserError naming every project that failed."""
         settings = config['settings']
         try:
-            transport = gcp.Transport(gcp.load_credentials(settings), retry=gcp.RetryPolicy(deadline=self.get_option('retry_deadline')),
-                                      pool_size=max(4, self.get_option('max_workers')), user_agent='aiinfra.gpudirect-inventory')
-        except gcp.GcpError as exc:
+            transport = gcp_client.Transport(gcp_client.load_credentials(settings), retry=gcp_client.RetryPolicy(deadline=self.get_option('retry_deadline')),
+                                             pool_size=max(4, self.get_option('max_workers')), user_agent='aiinfra.gpudirect-inventory')
+        except gcp_client.GcpError as exc:
             raise AnsibleParserError('aiinfra.gpudirect.gce: %s' % exc) from None
         # prettyPrint=false: Google APIs indent their JSON unless asked not to; pages are smaller without.
         params = {'maxResults': PAGE_SIZE, 'fields': config['fields'], 'returnPartialSuccess': 'true', 'prettyPrint': 'false'}
@@ -723,13 +724,12 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         mask = config['mask']
 
         def list_project(project):
-            client = gcp.ComputeClient(transport, project, settings['compute_endpoint'])
+            client = gcp_client.ComputeClient(transport, project, settings['compute_endpoint'])
             action = "list the instances of project '%s'" % project
             return [apply_mask(page, mask) for page in client.aggregated_pages('instances', action, params)]
 
         # One worker pool for every project (never more workers than projects).
-        lister = gcp.ComputeClient(transport, config['projects'][0], settings['compute_endpoint'])
-        results = lister.map_concurrently(list_project, config['projects'], max_workers=self.get_option('max_workers'))
+        results = gcp_client.map_concurrently(list_project, config['projects'], max_workers=self.get_option('max_workers'))
         pages, errors, complete = {}, [], True
         for project, project_pages, error in results:
             if error is None:
@@ -773,7 +773,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
     def _scope_selected(config, scope):
         kind, _slash, name = scope.partition('/')
         if kind == 'zones':
-            region = name.rsplit('-', 1)[0]
+            region = links.region_of(name)
         elif kind == 'regions':
             region = name
         else:
@@ -813,7 +813,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         inventory = getattr(self.inventory, '__wrapped__', self.inventory)
         seen, group_values, plans = {}, {}, {}
         for instance in instances:
-            facts = host_facts(instance)
+            facts = instance_facts(instance)
             if not self._selected(config, facts):
                 continue
             hostname = hostname_for(facts, instance, config['hostnames'])
@@ -824,8 +824,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             seen[hostname] = facts['self_link']
             made_here = hostname not in inventory.hosts
             inventory.add_host(hostname)
-            # Hosts of one technology, family, zone, project and fabric share their groups: planned once.
-            key = (facts['technology'], facts['family'], facts['zone'], facts['project'], facts['fabric_prefix'])
+            # Hosts of one technology, machine type, zone, project and network share their groups: planned once.
+            key = (facts['technology'], facts['machine_type'], facts['zone'], facts['project'], facts['network_prefix'])
             plan = plans.get(key)
             if plan is None:
                 plan = plans[key] = builtin_groups(group_prefix, facts)

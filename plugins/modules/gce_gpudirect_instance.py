@@ -10,9 +10,9 @@ short_description: A group of A3 Mega, A3 High or A3 Edge VMs with their GPUDire
 version_added: 0.1.0
 description:
   - Creates, checks, starts, stops or deletes a group of GPU VMs as the Compute Engine manual creates them one by one
-    with C(gcloud compute instances create), with one management gVNIC and one gVNIC per data network of the family
+    with C(gcloud compute instances create), with one management gVNIC and one gVNIC per data network of the machine type
     (8 on A3 Mega, 4 on A3 High and A3 Edge), Container-Optimized OS, and the manual's four provisioning models.
-  - The family comes from O(machine_type); its NIC layout is taken from the fabric of O(fabric_prefix) (made by
+  - The catalog entry comes from O(machine_type); its NIC layout is taken from the GPUDirect network of O(network_prefix) (made by
     M(aiinfra.gpudirect.gce_gpudirect_network)) or from O(network_interfaces), and is checked against the catalog.
   - VMs are created concurrently. A capacity error (C(ZONE_RESOURCE_POOL_EXHAUSTED), quota) is reported for that VM by
     name while the others go on, and a rerun creates only what is missing; O(fallback_zones) are tried in order first.
@@ -41,7 +41,7 @@ options:
     type: int
   name_pattern:
     description:
-      - Pattern of the VM names when O(count) is given; C({prefix}) is O(fabric_prefix), C({n}) counts from 1.
+      - Pattern of the VM names when O(count) is given; C({prefix}) is O(network_prefix), C({n}) counts from 1.
     type: str
     default: '{prefix}-vm-{n}'
   zone:
@@ -61,9 +61,9 @@ options:
     type: str
     required: true
     choices: [a3-megagpu-8g, a3-highgpu-8g, a3-edgegpu-8g]
-  fabric_prefix:
+  network_prefix:
     description:
-      - Prefix of the fabric made by M(aiinfra.gpudirect.gce_gpudirect_network); its networks give the NICs.
+      - Prefix of the GPUDirect network made by M(aiinfra.gpudirect.gce_gpudirect_network); its networks give the NICs.
       - Mutually exclusive with O(network_interfaces).
     type: str
   network_interfaces:
@@ -88,7 +88,8 @@ options:
   provisioning_model:
     description:
       - V(standard), V(spot), V(flex_start) (Dynamic Workload Scheduler) or V(reservation_bound).
-      - V(reservation_bound) is not available for C(a3-edgegpu-8g).
+      - V(reservation_bound) is available for every supported machine type, C(a3-edgegpu-8g) included, as Google's
+        current page on reservation-bound instances lists A3 Edge (the older Compute Engine manual, seed 000, says it is not).
     type: str
     choices: [standard, spot, flex_start, reservation_bound]
     default: standard
@@ -187,12 +188,12 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Two A3 High VMs on the a3high fabric, as in the manual
+- name: Two A3 High VMs on the a3high GPUDirect network, as in the manual
   aiinfra.gpudirect.gce_gpudirect_instance:
     project: my-project
     zone: us-central1-a
     machine_type: a3-highgpu-8g
-    fabric_prefix: a3high
+    network_prefix: a3high
     count: 2
     boot_disk_size_gb: 200
 
@@ -201,7 +202,7 @@ EXAMPLES = r"""
     zone: us-central1-a
     fallback_zones: [us-central1-c]
     machine_type: a3-megagpu-8g
-    fabric_prefix: mega
+    network_prefix: mega
     count: 8
     provisioning_model: spot
     termination_action: STOP
@@ -212,7 +213,7 @@ EXAMPLES = r"""
   aiinfra.gpudirect.gce_gpudirect_instance:
     zone: us-central1-a
     machine_type: a3-megagpu-8g
-    fabric_prefix: mega
+    network_prefix: mega
     names: [mega-a, mega-b]
     provisioning_model: flex_start
     termination_action: DELETE
@@ -223,7 +224,7 @@ EXAMPLES = r"""
   aiinfra.gpudirect.gce_gpudirect_instance:
     zone: us-central1-a
     machine_type: a3-megagpu-8g
-    fabric_prefix: mega
+    network_prefix: mega
     names: [mega-a, mega-b]
     state: absent
 """
@@ -298,10 +299,13 @@ actions:
 import threading
 import time
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gce_instance
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import GcpError, RetryPolicy
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp_module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, RetryPolicy
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
 ARGUMENT_SPEC = {
     'names': {'type': 'list', 'elements': 'str'},
@@ -309,8 +313,8 @@ ARGUMENT_SPEC = {
     'name_pattern': {'type': 'str', 'default': '{prefix}-vm-{n}'},
     'zone': {'type': 'str', 'required': True},
     'fallback_zones': {'type': 'list', 'elements': 'str', 'default': []},
-    'machine_type': {'type': 'str', 'required': True, 'choices': ['a3-megagpu-8g', 'a3-highgpu-8g', 'a3-edgegpu-8g']},
-    'fabric_prefix': {'type': 'str'},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
+    'network_prefix': {'type': 'str'},
     'network_interfaces': {'type': 'list', 'elements': 'dict', 'options': {
         'network': {'type': 'str', 'required': True}, 'subnetwork': {'type': 'str', 'required': True}}},
     'external_ip': {'type': 'bool', 'default': True},
@@ -336,25 +340,25 @@ ARGUMENT_SPEC = {
     'recreate': {'type': 'bool', 'default': False},
     'timeout': {'type': 'int', 'default': 900},
 }
-MUTUALLY_EXCLUSIVE = [('names', 'count'), ('fabric_prefix', 'network_interfaces')]
-REQUIRED_ONE_OF = [('names', 'count'), ('fabric_prefix', 'network_interfaces')]
+MUTUALLY_EXCLUSIVE = [('names', 'count'), ('network_prefix', 'network_interfaces')]
+REQUIRED_ONE_OF = [('names', 'count'), ('network_prefix', 'network_interfaces')]
 
 
 def build(params, project):
     """The VM names and their shared spec, from the module options; SpecError on bad input."""
-    names = gce_instance.instance_names(params['names'], params['count'], params['name_pattern'], params['fabric_prefix'])
+    names = gce_instance.instance_names(params['names'], params['count'], params['name_pattern'], params['network_prefix'])
     try:
         family = families.get_family(params['machine_type'])
     except ValueError as exc:
         raise gce_instance.SpecError(str(exc)) from None
-    if params['fabric_prefix']:
-        interfaces = families.fabric_interfaces(params['fabric_prefix'], family.data_nic_count)
+    if params['network_prefix']:
+        interfaces = compute.network_interfaces(params['network_prefix'], family.data_nic_count)
     else:
         interfaces = [(nic['network'], nic['subnetwork']) for nic in params['network_interfaces']]
-    region = gce_instance.region_of(params['zone'])
+    region = links.region_of(params['zone'])
     for zone in params['fallback_zones']:
-        if gce_instance.region_of(zone) != region:
-            raise gce_instance.SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the fabric\'s subnets; '
+        if links.region_of(zone) != region:
+            raise gce_instance.SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
                                          'give zones of %s' % (zone, region, params['zone'], region))
     if params['create_placement_policy'] and not params['placement_policy']:
         raise gce_instance.SpecError('placement_policy: give the name of the compact placement policy to create')
@@ -418,7 +422,7 @@ class GroupRunner:
         raise last_error
 
     def run_on(self, instance, verb):
-        zone = families.resource_name(instance['zone'])
+        zone = links.resource_name(instance['zone'])
         path = 'zones/%s/instances/%s' % (zone, instance['name'])
         started = time.monotonic()
         if verb == 'delete':
@@ -429,7 +433,7 @@ class GroupRunner:
         self.event('%s: %s in %s after %.1fs' % (instance['name'], done, zone, time.monotonic() - started))
 
     def update(self, instance, fields, body):
-        zone = families.resource_name(instance['zone'])
+        zone = links.resource_name(instance['zone'])
         path = 'zones/%s/instances/%s' % (zone, instance['name'])
         for field in fields:
             if field == 'labels':
@@ -442,7 +446,7 @@ class GroupRunner:
 
     def each(self, function, items, key):
         """Run function on every item concurrently; record failures by name instead of stopping the others."""
-        for item, _result, error in self.compute.map_concurrently(function, items, max_workers=16):
+        for item, _result, error in gcp_client.map_concurrently(function, items, max_workers=16):
             if error is not None:
                 name = key(item)
                 self.errors[name] = error
@@ -465,7 +469,7 @@ def ensure_placement_policy(compute, params, check_mode, actions):
     name = params['placement_policy']
     if not name:
         return
-    region = gce_instance.region_of(params['zone'])
+    region = links.region_of(params['zone'])
     path = 'regions/%s/resourcePolicies/%s' % (region, name)
     if compute.get(path, "get resource policy '%s'" % name) is not None:
         return
@@ -481,14 +485,14 @@ def check_references(module, spec, params):
     """Fail before any VM is created when what they need does not exist: networks, reservation.
 
     In check mode missing networks are a warning: a whole playbook run with --check plans the
-    fabric in an earlier task without creating it.
+    GPUDirect network in an earlier task without creating it.
     """
     compute = module.compute
-    networks = {families.resource_name(nic['network']) for nic in spec.template['networkInterfaces']}
+    networks = {links.resource_name(nic['network']) for nic in spec.template['networkInterfaces']}
     existing = {item['name'] for item in compute.list('global/networks', 'list networks')}
     missing = sorted(networks - existing)
     if missing:
-        message = 'network_interfaces: network %s does not exist; create the fabric first (gce_gpudirect_network, or the ' \
+        message = 'network_interfaces: network %s does not exist; create the GPUDirect network first (gce_gpudirect_network, or the ' \
                   'network tag of the playbook)' % ', '.join(missing)
         if not module.check_mode:
             raise gce_instance.SpecError(message)
@@ -526,7 +530,7 @@ def main():
             updates, replace, refused = {}, [], []
             for name in names:
                 if name in current:
-                    in_place, fixed = gce_instance.differences(spec.body(name, families.resource_name(current[name]['zone'])), current[name])
+                    in_place, fixed = gce_instance.differences(spec.body(name, links.resource_name(current[name]['zone'])), current[name])
                     if fixed:
                         (replace if params['recreate'] else refused).append((name, fixed))
                     elif in_place:

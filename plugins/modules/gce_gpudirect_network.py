@@ -6,12 +6,12 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: gce_gpudirect_network
-short_description: The whole GPUDirect network fabric of a Compute Engine cluster in one call
+short_description: The whole GPUDirect network of a Compute Engine cluster in one call
 version_added: 0.1.0
 description:
   - Creates, checks or deletes the VPC networks that an A3 Mega, A3 High or A3 Edge cluster needs, as the Compute Engine
     manual builds them by hand; a management VPC (custom subnet mode) with its subnet and firewall rules (internal traffic
-    from the fabric's ranges, SSH only from the ranges you give, ICMP), and one data VPC per data NIC of the family
+    from the GPUDirect network's ranges, SSH only from the ranges you give, ICMP), and one data VPC per data NIC of the machine type
     (8 for A3 Mega, 4 for A3 High and A3 Edge), each with its subnet and an internal firewall rule.
   - Names follow the manual, C(PREFIX-mgmt-net), C(PREFIX-mgmt-sub), C(PREFIX-mgmt-internal), C(PREFIX-mgmt-external-ssh),
     C(PREFIX-mgmt-external-ping), C(PREFIX-data-net-N), C(PREFIX-data-sub-N), C(PREFIX-data-internal-N).
@@ -31,12 +31,12 @@ attributes:
     support: full
     description: Shows the managed fields of every resource before and after.
 options:
-  prefix:
+  network_prefix:
     description:
-      - Name prefix of every network, subnet and firewall rule of the fabric.
+      - Name prefix of every network, subnet and firewall rule of the GPUDirect network.
     type: str
     required: true
-  family:
+  machine_type:
     description:
       - The machine type of the cluster's VMs; it decides the number of data networks and the default MTU.
     type: str
@@ -50,13 +50,13 @@ options:
   state:
     description:
       - V(present) creates what is missing and corrects what can be corrected.
-      - V(absent) deletes the fabric; it refuses while instances still use its networks and names them.
+      - V(absent) deletes the GPUDirect network; it refuses while instances still use its networks and names them.
     type: str
     choices: [present, absent]
     default: present
   mtu:
     description:
-      - MTU of every network of the fabric; the family's value (8244) when unset.
+      - MTU of every network of the GPUDirect network; the machine type's value (8244) when unset.
     type: int
   management_cidr:
     description:
@@ -72,7 +72,7 @@ options:
   internal_source_ranges:
     description:
       - Sources allowed by the internal rules (all TCP and UDP ports, ICMP).
-      - C(192.168.0.0/16) with the default ranges, as in the manual; otherwise the fabric's own ranges.
+      - C(192.168.0.0/16) with the default ranges, as in the manual; otherwise the GPUDirect network's own ranges.
     type: list
     elements: str
   ssh_source_ranges:
@@ -106,39 +106,39 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: The fabric of an A3 High cluster, SSH from the office only
+- name: The GPUDirect network of an A3 High cluster, SSH from the office only
   aiinfra.gpudirect.gce_gpudirect_network:
     project: my-project
     region: us-central1
-    family: a3-highgpu-8g
-    prefix: a3high
+    machine_type: a3-highgpu-8g
+    network_prefix: a3high
     ssh_source_ranges: [203.0.113.0/24]
 
-- name: An A3 Mega fabric with its own ranges
+- name: An A3 Mega GPUDirect network with its own ranges
   aiinfra.gpudirect.gce_gpudirect_network:
     region: europe-west4
-    family: a3-megagpu-8g
-    prefix: mega
+    machine_type: a3-megagpu-8g
+    network_prefix: mega
     management_cidr: 10.10.0.0/24
     data_cidrs: [10.10.1.0/24, 10.10.2.0/24, 10.10.3.0/24, 10.10.4.0/24, 10.10.5.0/24, 10.10.6.0/24, 10.10.7.0/24, 10.10.8.0/24]
 
-- name: Remove the fabric once its VMs are gone (no SSH ranges needed to delete)
+- name: Remove the GPUDirect network once its VMs are gone (no SSH ranges needed to delete)
   aiinfra.gpudirect.gce_gpudirect_network:
     region: us-central1
-    family: a3-highgpu-8g
-    prefix: a3high
+    machine_type: a3-highgpu-8g
+    network_prefix: a3high
     state: absent
 """
 
 RETURN = r"""
 plan:
-  description: The fabric's settings as planned.
+  description: The GPUDirect network's settings as planned.
   returned: always
   type: dict
   sample:
-    family: a3-highgpu-8g
+    machine_type: a3-highgpu-8g
     technology: TCPX
-    prefix: a3high
+    network_prefix: a3high
     region: us-central1
     mtu: 8244
     management_cidr: 192.168.0.0/24
@@ -146,7 +146,7 @@ plan:
     internal_source_ranges: [192.168.0.0/16]
     networks: [a3high-mgmt-net, a3high-data-net-1, a3high-data-net-2, a3high-data-net-3, a3high-data-net-4]
 networks:
-  description: Each network of the fabric in NIC order (management first), with its subnet and firewall rules.
+  description: Each VPC network of the GPUDirect network in NIC order (management first), with its subnet and firewall rules.
   returned: when O(state=present)
   type: list
   elements: dict
@@ -184,18 +184,21 @@ actions:
   sample: ["create network 'a3high-mgmt-net'", "update firewall 'a3high-mgmt-internal' (sourceRanges)"]
 """
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gce_fabric
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import GcpError
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp_module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
 ARGUMENT_SPEC = {
-    'prefix': {'type': 'str', 'required': True},
-    'family': {'type': 'str', 'required': True, 'choices': ['a3-megagpu-8g', 'a3-highgpu-8g', 'a3-edgegpu-8g']},
+    'network_prefix': {'type': 'str', 'required': True},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
     'region': {'type': 'str', 'required': True},
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
     'mtu': {'type': 'int'},
-    'management_cidr': {'type': 'str', 'default': '192.168.0.0/24'},
+    'management_cidr': {'type': 'str', 'default': compute.GCE_NETWORK['mgmt_subnet_range']},
     'data_cidrs': {'type': 'list', 'elements': 'str'},
     'internal_source_ranges': {'type': 'list', 'elements': 'str'},
     'ssh_source_ranges': {'type': 'list', 'elements': 'str'},
@@ -226,14 +229,14 @@ def plan_changes(plan, current):
         if existing is None:
             actions[resource.name] = ('create', resource.body)
             continue
-        patch, fixed = gce_fabric.differences(resource, existing)
+        patch, fixed = gce_network.differences(resource, existing)
         if fixed:
             immutable.append('%s (%s)' % (resource.describe(), ', '.join(fixed)))
         if patch:
             actions[resource.name] = ('patch', patch)
     if immutable:
-        raise gce_fabric.PlanError('these resources exist with settings that cannot be changed in place: %s; delete them '
-                                   '(state: absent) or choose another prefix' % '; '.join(immutable))
+        raise gce_network.PlanError('these resources exist with settings that cannot be changed in place: %s; delete them '
+                                    '(state: absent) or choose another network_prefix' % '; '.join(immutable))
     return actions
 
 
@@ -267,11 +270,11 @@ class FabricRunner:
 
     def ensure_chain(self, chain):
         self.ensure(chain.network)
-        raise_first(self.compute.map_concurrently(self.ensure, [chain.subnet] + chain.firewalls))
+        raise_first(gcp_client.map_concurrently(self.ensure, [chain.subnet] + chain.firewalls))
 
     def apply(self):
         # Every chain at once: the critical path is then one network and one subnet or rule operation.
-        raise_first(self.compute.map_concurrently(self.ensure_chain, self.plan.chains, max_workers=len(self.plan.chains)))
+        raise_first(gcp_client.map_concurrently(self.ensure_chain, self.plan.chains, max_workers=len(self.plan.chains)))
 
     def network_results(self):
         return [{
@@ -296,9 +299,9 @@ def instances_using(compute, plan):
     ours = set(plan.network_names)
     users = []
     for scope, instance in compute.aggregated_list('instances', action='list instances'):
-        networks = {families.resource_name(nic.get('network')) for nic in instance.get('networkInterfaces', [])}
+        networks = {links.resource_name(nic.get('network')) for nic in instance.get('networkInterfaces', [])}
         if networks & ours:
-            users.append('%s (%s)' % (instance['name'], families.resource_name(scope)))
+            users.append('%s (%s)' % (instance['name'], links.resource_name(scope)))
     return users
 
 
@@ -312,8 +315,8 @@ def remove(compute, plan, current, timeout, check_mode):
     def delete(resource):
         compute.delete(resource.resource_path, 'delete %s' % resource.describe(), timeout=timeout)
 
-    raise_first(compute.map_concurrently(delete, [r for r in present if r.kind != 'network']))
-    raise_first(compute.map_concurrently(delete, [r for r in present if r.kind == 'network']))
+    raise_first(gcp_client.map_concurrently(delete, [r for r in present if r.kind != 'network']))
+    raise_first(gcp_client.map_concurrently(delete, [r for r in present if r.kind == 'network']))
     return actions
 
 
@@ -326,23 +329,23 @@ def main():
     rules = {'ssh_source_ranges': params['ssh_source_ranges'] or [], 'ssh_from_anywhere': params['ssh_from_anywhere'],
              'icmp_source_ranges': params['icmp_source_ranges']}
     if params['state'] == 'absent':
-        # Deleting takes every rule the fabric can have, whatever ranges it was made with.
+        # Deleting takes every rule the GPUDirect network can have, whatever ranges it was made with.
         rules = {'ssh_source_ranges': ['0.0.0.0/0'], 'ssh_from_anywhere': True, 'icmp_source_ranges': ['0.0.0.0/0']}
     try:
-        plan = gce_fabric.build_plan(
-            module.compute.project, params['region'], params['family'], params['prefix'], mtu=params['mtu'],
+        plan = gce_network.build_plan(
+            module.compute.project, params['region'], params['machine_type'], params['network_prefix'], mtu=params['mtu'],
             management_cidr=params['management_cidr'], data_cidrs=params['data_cidrs'],
             internal_source_ranges=params['internal_source_ranges'], **rules)
-    except gce_fabric.PlanError as exc:
+    except gce_network.PlanError as exc:
         module.fail_json(msg=str(exc))
     result = {'plan': plan.summary()}
     try:
         current = read_current(module.compute, plan)
-        before = {name: gce_fabric.view(resource) for (_kind, name), resource in sorted(current.items())}
+        before = {name: gce_network.view(resource) for (_kind, name), resource in sorted(current.items())}
         if params['state'] == 'absent':
             users = instances_using(module.compute, plan) if current else []
             if users:
-                module.fail_json(msg='the fabric %s is still used by instances %s; delete them first (gce_gpudirect_instance '
+                module.fail_json(msg='the GPUDirect network %s is still used by instances %s; delete them first (gce_gpudirect_instance '
                                  'state: absent, or playbooks/teardown.yml)' % (plan.prefix, ', '.join(users)), **result)
             result['actions'] = remove(module.compute, plan, current, params['timeout'], module.check_mode)
             after = {}
@@ -350,12 +353,12 @@ def main():
             actions = plan_changes(plan, current)
             resources = plan.resources
             result['actions'] = [describe_action(resource, actions[resource.name]) for resource in resources if resource.name in actions]
-            after = {resource.name: gce_fabric.view(dict(before.get(resource.name) or {}, **resource.body)) for resource in resources}
+            after = {resource.name: gce_network.view(dict(before.get(resource.name) or {}, **resource.body)) for resource in resources}
             runner = FabricRunner(module.compute, plan, current, actions, params['timeout'])
             if not module.check_mode:
                 runner.apply()
             result['networks'] = runner.network_results()
-    except gce_fabric.PlanError as exc:
+    except gce_network.PlanError as exc:
         module.fail_json(msg=str(exc), **result)
     except GcpError as exc:
         module.fail_from_error(exc, **result)

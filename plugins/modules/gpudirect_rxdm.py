@@ -267,9 +267,10 @@ host:
 
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import cos_host
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import host as cos_host
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
 
 MANAGED_BY = 'aiinfra.gpudirect.gpudirect_rxdm'
 
@@ -287,23 +288,23 @@ def argument_spec():
 # -- validate --------------------------------------------------------------------------------------
 
 
-def host_facts(technology, family):
-    stack = families.host_stack(technology)
-    driver = [a.replace('--version=latest', '--version={version}') for a in cos_host.argv(families.GPU_DRIVER_INSTALL_COMMAND)]
+def stack_facts(technology, family):
+    stack = host_stacks.host_stack(technology)
+    driver = [a.replace('--version=latest', '--version={version}') for a in cos_host.argv(host_stacks.GPU_DRIVER_INSTALL_COMMAND)]
     return {
         'technology': technology,
         'machine_type': family.machine_type,
         'gpu_count': family.gpu_count,
         'data_interfaces': list(family.data_interface_names),
         'mtu': family.mtu,
-        'data_source_ranges': families.data_subnet_ranges(family.data_nic_count),
+        'data_source_ranges': compute.data_subnet_ranges(family.data_nic_count),
         'kernel_modules': list(stack.kernel_modules),
         'devices': cos_host.device_fixes(technology, stack.rxdm.devices),
         'gpu_driver_install_argv': driver,
-        'nvidia_dir': families.NVIDIA_DIR,
-        'nvidia_remount_argvs': [cos_host.argv(c) for c in families.NVIDIA_REMOUNT_COMMANDS],
-        'registry': families.REGISTRY,
-        'registry_auth_argv': cos_host.argv(families.REGISTRY_AUTH_COMMAND),
+        'nvidia_dir': host_stacks.NVIDIA_DIR,
+        'nvidia_remount_argvs': [cos_host.argv(c) for c in host_stacks.NVIDIA_REMOUNT_COMMANDS],
+        'registry': host_stacks.REGISTRY,
+        'registry_auth_argv': cos_host.argv(host_stacks.REGISTRY_AUTH_COMMAND),
         'firewall_accept_all_argv': cos_host.argv(stack.firewall_command),
         'plugin_dir': stack.plugin_dir,
         'plugin_lib_dir': stack.plugin_lib_dir,
@@ -355,12 +356,12 @@ def recreate(client, current, name, body):
 
 def run(module, client):
     params = module.params
-    technology, family = cos_host.resolve_family(params)
-    stack = families.host_stack(technology)
+    technology, family = cos_host.resolve_technology(params)
+    stack = host_stacks.host_stack(technology)
     image, pair = cos_host.resolve_image(technology, 'rxdm', params, params['rxdm_image'])
     name = params['name'] or stack.rxdm.name
     result = dict(changed=False, technology=technology, container_name=name, container_id=None, image=image,
-                  image_id=None, actions=[], ready=False, missing_devices=[], host=host_facts(technology, family),
+                  image_id=None, actions=[], ready=False, missing_devices=[], host=stack_facts(technology, family),
                   version_pair=cos_host.pair_summary(pair))
     if pair is None:
         module.warn('RxDM %s is not in a known-good pair with NCCL plugin %s (force_version_pair); NCCL may fail at run time'

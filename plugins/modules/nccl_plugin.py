@@ -205,9 +205,10 @@ import shlex
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import cos_host
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import host as cos_host
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke
 
 MANAGED_BY = 'aiinfra.gpudirect.nccl_plugin'
 INSTALLER_NAME = 'aiinfra-gpudirect-nccl-plugin-installer'
@@ -295,8 +296,8 @@ def read_text(path):
 
 def nccl_profile_env(technology, logging):
     # The manual's "## required" set (seed 003) is the one documented for workloads; the GCE env of
-    # the catalog (nccl_env platform gce) is only the NCCL test container's own environment.
-    return families.nccl_env(technology, platform=families.GKE, debug=logging)
+    # the catalog's host-stack NCCL env is only the NCCL test container's own environment.
+    return gke.nccl_env(technology, debug=logging)
 
 
 def render_profile(technology, env):
@@ -366,8 +367,8 @@ def write_file(path, content):
 
 def run(module, client):
     params = module.params
-    technology, _family = cos_host.resolve_family(params)
-    stack = families.host_stack(technology)
+    technology, _family = cos_host.resolve_technology(params)
+    stack = host_stacks.host_stack(technology)
     image, pair = cos_host.resolve_image(technology, 'plugin', params, params['installer_image'])
     profile_path = params['env_profile']
     if profile_path is None:

@@ -10,8 +10,8 @@ module: nccl_report
 short_description: Write an NCCL test report directory (JSON, JUnit XML, Markdown, PNG) with a final verdict
 version_added: 0.1.0
 description:
-  - Judges parsed NCCL test results (the C(parsed) results that M(aiinfra.gpudirect.nccl_test) returns) against the
-    machine family's thresholds and, if given, a baseline report, and writes a report directory.
+  - Judges parsed NCCL test results (the C(parsed) results that M(aiinfra.gpudirect.nccl_perf) returns) against the
+    machine type's thresholds and, if given, a baseline report, and writes a report directory.
   - "Files: C(report.json) (per collective: name, printed and recomputed average bus bandwidth, bus bandwidth
     at the largest size, network used, verdict and reasons), C(junit.xml) (one test case per collective and
     criterion, for AWX and CI), C(summary.md), and C(busbw.png) (bus bandwidth against message size on a log
@@ -35,21 +35,21 @@ requirements:
   - matplotlib (for the plot only; O(plot=false) works without it)
 options:
   parsed:
-    description: Parsed results, as returned by M(aiinfra.gpudirect.nccl_test) in RV(aiinfra.gpudirect.nccl_test#module:parsed).
+    description: Parsed results, as returned by M(aiinfra.gpudirect.nccl_perf) in RV(aiinfra.gpudirect.nccl_perf#module:parsed).
     type: dict
     required: true
   dest:
     description: The report directory (created if missing).
     type: path
     required: true
-  family:
-    description: Machine family whose thresholds and GPUDirect network apply (for example V(a3-megagpu-8g)).
+  machine_type:
+    description: Machine type whose thresholds and GPUDirect network apply (for example V(a3-megagpu-8g)).
     type: str
   technology:
-    description: GPUDirect technology when no O(family) is given.
+    description: GPUDirect technology when no O(machine_type) is given.
     type: str
   thresholds:
-    description: Threshold overrides per collective in GB/s (see M(aiinfra.gpudirect.nccl_test)).
+    description: Threshold overrides per collective in GB/s (see M(aiinfra.gpudirect.nccl_perf)).
     type: dict
     default: {}
   require_network_evidence:
@@ -81,7 +81,7 @@ EXAMPLES = r"""
 - name: Write the report on the controller
   aiinfra.gpudirect.nccl_report:
     parsed: "{{ nccl.parsed }}"
-    family: a3-megagpu-8g
+    machine_type: a3-megagpu-8g
     dest: "{{ playbook_dir }}/nccl-report"
     baseline: "{{ playbook_dir }}/baseline/report.json"
     max_regression_pct: 10
@@ -91,7 +91,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 verdict:
-  description: The final verdict (with baseline regressions and O(extra_reasons)); see M(aiinfra.gpudirect.nccl_test).
+  description: The final verdict (with baseline regressions and O(extra_reasons)); see M(aiinfra.gpudirect.nccl_perf).
   returned: always
   type: dict
   sample:
@@ -117,8 +117,8 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl_report
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import report as nccl_report
 
 
 def previous_text(path):
@@ -145,12 +145,12 @@ def load_baseline(module, path):
 def final_verdict(module, results, baseline):
     params = module.params
     try:
-        verdict = nccl.evaluate(results, family=params['family'], thresholds=params['thresholds'],
-                                technology=params['technology'], require_network_evidence=params['require_network_evidence'],
-                                baseline=baseline, max_regression_pct=params['max_regression_pct'],
-                                run_problems=params['extra_reasons'])
+        verdict = nccl_verdict.evaluate(results, machine_type=params['machine_type'], thresholds=params['thresholds'],
+                                        technology=params['technology'], require_network_evidence=params['require_network_evidence'],
+                                        baseline=baseline, max_regression_pct=params['max_regression_pct'],
+                                        run_problems=params['extra_reasons'])
     except (ValueError, KeyError, TypeError) as exc:
-        module.fail_json(msg='parsed / family / thresholds: %s' % exc)
+        module.fail_json(msg='parsed / machine_type / thresholds: %s' % exc)
     return verdict
 
 
@@ -159,7 +159,7 @@ def main():
         argument_spec=dict(
             parsed=dict(type='dict', required=True),
             dest=dict(type='path', required=True),
-            family=dict(type='str'),
+            machine_type=dict(type='str'),
             technology=dict(type='str'),
             thresholds=dict(type='dict', default={}),
             require_network_evidence=dict(type='bool', default=False),
@@ -174,7 +174,7 @@ def main():
     params = module.params
     if 'collectives' not in params['parsed']:
         module.fail_json(msg='parsed: not parsed NCCL results (no "collectives"); pass what '
-                             'aiinfra.gpudirect.nccl_test returned, e.g. "{{ nccl.parsed }}"')
+                             'aiinfra.gpudirect.nccl_perf returned, e.g. "{{ nccl.parsed }}"')
     if params['plot']:
         # Imported only to check it is there (a fifth of a second); plot_png draws with it.
         try:

@@ -104,12 +104,14 @@ _podman_device_standins() {
     local spec path made=()
     # The catalog's device list as PATH:MINOR, all of the NVIDIA major 195 (see the header).
     for spec in $(python3 - "$_PODMAN_ROOT" <<'PY'
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location('families', sys.argv[1] + '/plugins/module_utils/families.py')
-families = importlib.util.module_from_spec(spec)
-sys.modules['families'] = families
-spec.loader.exec_module(families)
-paths = families.NVIDIA_DEVICES + (families.DMABUF_DEVICE,)
+import os, sys, tempfile
+# The catalog imports itself as ansible_collections.aiinfra.gpudirect...: give the checkout that name.
+top = tempfile.mkdtemp()
+os.makedirs(top + '/ansible_collections/aiinfra')
+os.symlink(os.path.abspath(sys.argv[1]), top + '/ansible_collections/aiinfra/gpudirect')
+sys.path.insert(0, top)
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
+paths = host_stacks.NVIDIA_DEVICES + (host_stacks.DMABUF_DEVICE,)
 print(' '.join('%s:%d' % (p, int(p[11:]) if p[11:].isdigit() else 240 + i) for i, p in enumerate(paths)))
 PY
 ); do

@@ -3,7 +3,7 @@
 Each image is rebuilt only when it is missing or its inputs changed (a hash label). Stand-ins for
 vendor images are tagged with the catalog's own references (every known version pair), so the
 modules under test use the catalog's names; the readiness lines, device lists and plugin
-directories they act on come from the catalog too (plugins/module_utils/families.py, loaded by path:
+directories they act on come from the catalog too (plugins/module_utils/catalog/, imported from this checkout:
 it is standard library only).
 
 Images:
@@ -12,6 +12,8 @@ Images:
   <catalog RxDM refs of TCPX and TCPXO>              RxDM stand-ins (rxdm/), ready after about 1 s
   localhost/aiinfra-standin/rxdm-never-ready:latest  an RxDM that never gets ready (rxdm/)
   <catalog plugin installer refs>                    installer stand-ins (installer/)
+  localhost/aiinfra-standin/kube-pod:latest          every Pod container of the Kubernetes API stand-in
+                                                     (kube-pod/; tests/sandbox/kube/exec.py)
 """
 
 import hashlib
@@ -23,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -30,6 +33,7 @@ STANDIN = 'localhost/aiinfra-standin'
 BASE = STANDIN + '/debian-minbase:bookworm'
 COS = STANDIN + '/cos:latest'
 NEVER_READY = STANDIN + '/rxdm-never-ready:latest'
+KUBE_POD = STANDIN + '/kube-pod:latest'
 DEBIAN_MIRROR = 'http://deb.debian.org/debian'
 # Stand-in values the vendor images would carry; only their presence is tested, not the numbers.
 PLUGIN_BANNERS = {'TCPX': 'NET/GPUDirectTCPX ver. 3.1.1', 'TCPXO': 'NET/FasTrak ver. 1.0.13'}
@@ -37,11 +41,15 @@ NCCL_VERSIONS = {'TCPX': '2.18.1', 'TCPXO': '2.21.5'}
 
 
 def load_families():
-    spec = importlib.util.spec_from_file_location('families', ROOT / 'plugins' / 'module_utils' / 'families.py')
-    module = importlib.util.module_from_spec(spec)
-    sys.modules['families'] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    """The catalog (plugins/module_utils/catalog/) as one namespace: families.py and host_stacks.py."""
+    # The catalog imports itself as ansible_collections.aiinfra.gpudirect...: give the checkout that name.
+    top = pathlib.Path(tempfile.mkdtemp())
+    (top / 'ansible_collections' / 'aiinfra').mkdir(parents=True)
+    (top / 'ansible_collections' / 'aiinfra' / 'gpudirect').symlink_to(ROOT.resolve())
+    sys.path.insert(0, str(top))
+    families = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families')
+    host_stacks = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks')
+    return types.SimpleNamespace(**dict(vars(families), **vars(host_stacks)))
 
 
 def podman(*args, check=True, capture=False):
@@ -103,9 +111,14 @@ def build_base():
     print('images: built %s in %.1f s' % (BASE, time.monotonic() - started))
 
 
+def build_kube_pod():
+    build(HERE / 'kube-pod', [KUBE_POD], {'STANDIN_BASE': BASE})
+
+
 def main():
     families = load_families()
     build_base()
+    build_kube_pod()
     build(HERE / 'cos', [COS], {}, network_host=True)
     for tech, stack in families.HOST_STACKS.items():
         pairs = [p for p in families.VERSION_PAIRS if p.technology == tech]

@@ -22,11 +22,11 @@ def vms(sandbox, connection):
 
     def run(check_mode=False, diff=False, family='a3-highgpu-8g', prefix='hi', **overrides):
         if (family, prefix) not in made:
-            fabric = run_module(gce_gpudirect_network.main, dict(connection, region=REGION, family=family, prefix=prefix,
+            fabric = run_module(gce_gpudirect_network.main, dict(connection, region=REGION, machine_type=family, network_prefix=prefix,
                                                                  ssh_source_ranges=[]))
             assert fabric.get('failed') is not True, fabric
             made.add((family, prefix))
-        args = dict(connection, zone=ZONE, machine_type=family, fabric_prefix=prefix, count=2, boot_disk_size_gb=50)
+        args = dict(connection, zone=ZONE, machine_type=family, network_prefix=prefix, count=2, boot_disk_size_gb=50)
         args.update(overrides)
         args = {key: value for key, value in args.items() if value is not None}   # None: leave the option out
         return run_module(gce_gpudirect_instance.main, args, check_mode=check_mode, diff=diff)
@@ -103,8 +103,8 @@ def test_reservation_bound_needs_an_existing_reservation(sandbox, vms, connectio
     assert refused['failed'] is True
     assert "reservation: 'res-a' does not exist in us-central1-a" in refused['msg']
     assert [e for e in mutating(sandbox) if '/instances' in e['path']] == []
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp
-    compute = gcp.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
     compute.run('POST', 'zones/%s/reservations' % ZONE, 'create reservation', body={
         'name': 'res-a', 'specificReservation': {'count': '2', 'instanceProperties': {'machineType': 'a3-highgpu-8g'}},
         'specificReservationRequired': True})
@@ -210,10 +210,10 @@ def test_check_mode_creates_nothing(sandbox, vms):
     ({'reservation': 'r'}, 'reservation: only reservation_bound VMs take one'),
     ({'termination_action': 'STOP'}, 'termination_action: only spot, flex_start and reservation_bound VMs take one'),
     ({'max_run_duration': '1h'}, 'max_run_duration: only flex_start VMs take one'),
-    ({'network_interfaces': [{'network': 'n0', 'subnetwork': 's0'}], 'fabric_prefix': None}, "name_pattern: '{prefix}-vm-{n}' uses {prefix}"),
-    ({'network_interfaces': [{'network': 'a', 'subnetwork': 'a'}], 'fabric_prefix': None, 'names': ['vm-a'], 'count': None},
+    ({'network_interfaces': [{'network': 'n0', 'subnetwork': 's0'}], 'network_prefix': None}, "name_pattern: '{prefix}-vm-{n}' uses {prefix}"),
+    ({'network_interfaces': [{'network': 'a', 'subnetwork': 'a'}], 'network_prefix': None, 'names': ['vm-a'], 'count': None},
      'network_interfaces: a3-highgpu-8g needs 5 NICs (1 management + 4 data, TCPX), 1 given'),
-    ({'network_interfaces': [{'network': 'n%d' % (n % 4), 'subnetwork': 's%d' % n} for n in range(5)], 'fabric_prefix': None,
+    ({'network_interfaces': [{'network': 'n%d' % (n % 4), 'subnetwork': 's%d' % n} for n in range(5)], 'network_prefix': None,
       'names': ['vm-a'], 'count': None},
      'network_interfaces: network n0 carries more than one NIC'),
     ({'names': ['Bad_Name'], 'count': None}, "names: 'Bad_Name' is not a valid VM name"),
@@ -225,7 +225,7 @@ def test_check_mode_creates_nothing(sandbox, vms):
     ({'labels': {'Team': 'ml'}}, "labels: 'Team: ml' is not a valid label"),
     ({'create_placement_policy': True}, 'placement_policy: give the name of the compact placement policy to create'),
     ({'placement_policy': 'nope'}, "placement_policy: 'nope' does not exist in us-central1"),
-    ({'fabric_prefix': 'other'}, 'network_interfaces: network other-data-net-1, other-data-net-2'),
+    ({'network_prefix': 'other'}, 'network_interfaces: network other-data-net-1, other-data-net-2'),
     ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
 ])
 def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, overrides, message):

@@ -15,7 +15,7 @@ ZONE = 'us-central1-a'
 @pytest.fixture
 def fabric(sandbox):
     base = {'project': PROJECT, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url, 'region': REGION,
-            'family': 'a3-highgpu-8g', 'prefix': 'hi', 'ssh_source_ranges': ['203.0.113.0/24']}
+            'machine_type': 'a3-highgpu-8g', 'network_prefix': 'hi', 'ssh_source_ranges': ['203.0.113.0/24']}
 
     def run(check_mode=False, diff=False, **overrides):
         return run_module(gce_gpudirect_network.main, dict(base, **overrides), check_mode=check_mode, diff=diff)
@@ -82,7 +82,7 @@ def test_immutable_difference_fails_before_any_change(sandbox, fabric):
     result = fabric(data_cidrs=['192.168.11.0/24', '192.168.2.0/24', '192.168.3.0/24', '192.168.4.0/24'])
     assert result['failed'] is True
     assert "subnetwork 'hi-data-sub-1' (ipCidrRange)" in result['msg']
-    assert 'delete them (state: absent) or choose another prefix' in result['msg']
+    assert 'delete them (state: absent) or choose another network_prefix' in result['msg']
     assert len(mutating(sandbox)) == count
 
 
@@ -125,16 +125,16 @@ def a3_high_instance(name, prefix):
 
 
 def sandbox_compute(sandbox):
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp
-    settings = gcp.resolve_settings({'project': PROJECT, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
-    return gcp.Clients(settings, retry=gcp.RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    settings = gcp_client.resolve_settings({'project': PROJECT, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
+    return gcp_client.Clients(settings, retry=gcp_client.RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
 
 
 def test_a3_mega_fabric_under_faults_converges_without_duplicates(sandbox, fabric):
     sandbox.inject_fault(method='*', kind='http_503', rate=0.1)
     sandbox.inject_fault(method='*', kind='http_429', rate=0.05)
     sandbox.inject_fault(method='*', kind='reset', rate=0.05)
-    result = fabric(family='a3-megagpu-8g', prefix='mega', retry_deadline=120)
+    result = fabric(machine_type='a3-megagpu-8g', network_prefix='mega', retry_deadline=120)
     assert result.get('failed') is not True, result.get('msg')
     sandbox.clear_faults()
     counts = collections.Counter(item['name'] for collection in ('compute.networks', 'compute.subnetworks', 'compute.firewalls')
@@ -142,12 +142,12 @@ def test_a3_mega_fabric_under_faults_converges_without_duplicates(sandbox, fabri
     assert len(counts) == 9 + 9 + 3 + 8
     assert set(counts.values()) == {1}
     assert any(e['fault'] for e in sandbox.request_log())
-    assert fabric(family='a3-megagpu-8g', prefix='mega')['changed'] is False
+    assert fabric(machine_type='a3-megagpu-8g', network_prefix='mega')['changed'] is False
 
 
 @pytest.mark.parametrize('overrides, message', [
-    ({'prefix': 'A3High'}, "prefix: 'A3High-mgmt-external-ping' is not a valid Compute Engine name"),
-    ({'prefix': 'x' * 50}, 'is not a valid Compute Engine name'),
+    ({'network_prefix': 'A3High'}, "network_prefix: 'A3High-mgmt-external-ping' is not a valid Compute Engine name"),
+    ({'network_prefix': 'x' * 50}, 'is not a valid Compute Engine name'),
     ({'mtu': 9000}, 'mtu: 9000 is outside the 1300-8896 that VPC networks allow'),
     ({'mtu': 1200}, 'mtu: 1200 is outside'),
     ({'data_cidrs': ['192.168.1.0/24']}, 'data_cidrs: 1 ranges given, but this family has 4 data NICs'),
@@ -161,7 +161,7 @@ def test_a3_mega_fabric_under_faults_converges_without_duplicates(sandbox, fabri
     ({'ssh_source_ranges': ['office']}, "ssh_source_ranges: 'office' is not a CIDR range"),
     ({'internal_source_ranges': ['0.0.0.0/0']}, 'internal_source_ranges: 0.0.0.0/0 opens the port to the whole internet'),
     ({'ssh_source_ranges': None}, 'ssh_source_ranges: give the ranges allowed to reach SSH on the management network'),
-    ({'family': 'a3-ultragpu-8g'}, 'value of family must be one of'),
+    ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
 ])
 def test_bad_input_is_refused_before_any_request(sandbox, fabric, overrides, message):
     result = fabric(**overrides)

@@ -1,11 +1,11 @@
-"""module_utils/gcp_module.py: the module base, run as Ansible runs it, against the sandbox."""
+"""module_utils/gcp/module.py: the module base, run as Ansible runs it, against the sandbox."""
 
 import json
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp_module
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import module as gcp_module
 
 
 def run_module(capsys, args, body):
@@ -37,7 +37,7 @@ def test_errors_fail_once_with_their_parts(sandbox, capsys):
     def guarded(module):
         try:
             body(module)
-        except gcp_module.gcp.GcpError as exc:
+        except gcp_module.gcp_client.GcpError as exc:
             module.fail_from_error(exc)
 
     result = run_module(capsys, args, guarded)

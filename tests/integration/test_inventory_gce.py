@@ -28,9 +28,9 @@ TCPX_GROUP, MEGA_GROUP = 'gpudirect_a3_highgpu_8g', 'gpudirect_a3_megagpu_8g'
 def make_vms(sandbox, project, family, prefix, zone, count):
     connection = {'project': project, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url, 'retry_deadline': 30}
     region = zone.rsplit('-', 1)[0]
-    fabric = run_module(gce_gpudirect_network.main, dict(connection, region=region, family=family, prefix=prefix, ssh_source_ranges=[]))
+    fabric = run_module(gce_gpudirect_network.main, dict(connection, region=region, machine_type=family, network_prefix=prefix, ssh_source_ranges=[]))
     assert fabric.get('failed') is not True, fabric
-    args = dict(connection, zone=zone, machine_type=family, fabric_prefix=prefix, count=count, boot_disk_size_gb=50)
+    args = dict(connection, zone=zone, machine_type=family, network_prefix=prefix, count=count, boot_disk_size_gb=50)
     result = run_module(gce_gpudirect_instance.main, args)
     assert result.get('failed') is not True, result
     return result['instances']
@@ -129,7 +129,7 @@ def test_graph_shows_the_vms_by_technology_and_family(fleet, tmp_path):
     assert tree['gpudirect_tcpx'] == ([TCPX_GROUP], [])
     assert tree[TCPX_GROUP] == ([], sorted(['a3high-vm-1', 'a3high-vm-2'], key=ids.get))
     assert hosts_under(tree, 'gpudirect_tcpxo') == tree[MEGA_GROUP][1] == ['a3mega-vm-1']
-    assert sorted(tree['gpudirect_fabric_a3high'][1]) == ['a3high-vm-1', 'a3high-vm-2']
+    assert sorted(tree['gpudirect_network_a3high'][1]) == ['a3high-vm-1', 'a3high-vm-2']
     # a zone group is a child of its region group
     assert tree['gpudirect_region_us_east5'] == (['gpudirect_zone_us_east5_a'], [])
     assert hosts_under(tree, 'gpudirect_region_us_east5') == ['a3mega-vm-1']
@@ -140,7 +140,7 @@ def test_graph_shows_the_vms_by_technology_and_family(fleet, tmp_path):
         family, technology, zone = {'a3high': (TCPX_GROUP, 'gpudirect_tcpx', 'us_central1_a'),
                                     'a3mega': (MEGA_GROUP, 'gpudirect_tcpxo', 'us_east5_a')}[prefix]
         assert memberships == sorted([family, technology, 'gpudirect_zone_' + zone, 'gpudirect_region_' + zone[:-2],
-                                      'gpudirect_project_inv_project', 'gpudirect_fabric_' + prefix])
+                                      'gpudirect_project_inv_project', 'gpudirect_network_' + prefix])
 
 
 def test_host_shows_the_data_nic_addresses_the_api_holds(fleet, tmp_path):
@@ -153,7 +153,7 @@ def test_host_shows_the_data_nic_addresses_the_api_holds(fleet, tmp_path):
     assert host['gpudirect_data_networks'] == ['a3high-data-net-%d' % n for n in range(1, 5)]
     assert host['gpudirect_management_ip'] == nics[0]['networkIP']
     assert host['ansible_host'] == host['gpudirect_external_ip'] == nics[0]['accessConfigs'][0]['natIP']
-    assert host['gpudirect_technology'] == 'tcpx' and host['gpudirect_family'] == 'a3-highgpu-8g'
+    assert host['gpudirect_technology'] == 'tcpx' and host['gpudirect_machine_type'] == 'a3-highgpu-8g'
     assert host['gpudirect_nccl_interfaces'] == 'eth1,eth2,eth3,eth4'
     assert (host['gpudirect_gpu_count'], host['gpudirect_gpu_model']) == (8, 'NVIDIA H100')
     assert (host['gpudirect_zone'], host['gpudirect_region'], host['gpudirect_project']) == ('us-central1-a', 'us-central1', PROJECT)
@@ -250,7 +250,7 @@ def test_paging_uses_the_fewest_requests(sandbox, tmp_path):
         if vm['status'] != 'RUNNING':
             continue
         # the sandbox stores Google's links and serves its own address in them
-        facts = gce.host_facts(json.loads(json.dumps(vm).replace(COMPUTE_LINK, sandbox.compute_url)))
+        facts = gce.instance_facts(json.loads(json.dumps(vm).replace(COMPUTE_LINK, sandbox.compute_url)))
         hostvars = unsafe(data['_meta']['hostvars'][gce.fqdn(facts)])
         assert {name: hostvars.get('gpudirect_' + name, 'MISSING') for name in facts} == facts, vm['name']
 
@@ -371,7 +371,7 @@ def test_a_host_that_differs_from_its_group_keeps_its_own_facts(sandbox, tmp_pat
     layout = ['a3high-data-sub-%d' % n for n in range(1, 5)]
     mine = {'a3high-vm-1': layout, 'a3high-vm-2': ['a3high-data-sub-1', 'a3high-data-sub-2b', 'a3high-data-sub-3', 'a3high-data-sub-4']}
     exported = json.loads(inventory(sandbox, tmp_path, '', '--list', '--export').stdout)
-    group = unsafe(exported['gpudirect_fabric_a3high']['vars'])['gpudirect_data_subnetworks']
+    group = unsafe(exported['gpudirect_network_a3high']['vars'])['gpudirect_data_subnetworks']
     own = {name: unsafe(exported['_meta']['hostvars'][name]).get('gpudirect_data_subnetworks') for name in mine}
     # the group holds the layout of the VM with the lower id; the other VM has its own, as a host variable
     holder = next(name for name in mine if mine[name] == group)

@@ -15,18 +15,19 @@ import xmlschema
 from PIL import Image
 
 from module_runner import run_module
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl, nccl_report
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import report as nccl_report
 from ansible_collections.aiinfra.gpudirect.plugins.modules import nccl_report as nccl_report_module
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'nccl')
 SCHEMA = xmlschema.XMLSchema(os.path.join(FIXTURES, 'junit', 'junit-10.xsd'))
-COLLECTIONS = os.path.abspath(os.path.join(os.path.dirname(nccl.__file__), '..', '..', '..', '..', '..'))
+COLLECTIONS = os.path.abspath(os.path.join(os.path.dirname(nccl_parse.__file__), '..', '..', '..', '..', '..', '..'))
 PLAYBOOK = os.path.join(COLLECTIONS, 'ansible_collections', 'aiinfra', 'gpudirect', 'playbooks', 'nccl_test.yml')
 
 
 def parsed(name, collective='all_gather'):
     with open(os.path.join(FIXTURES, name), encoding='utf-8') as handle:
-        return nccl.parse(handle.read(), collective=collective)
+        return nccl_parse.parse(handle.read(), collective=collective)
 
 
 def report_module(args, check_mode=False, diff=False):
@@ -41,7 +42,7 @@ def report_module(args, check_mode=False, diff=False):
     ('json_truncated.json', None),
 ])
 def test_report_files(tmp_path, name, family):
-    result = report_module({'parsed': parsed(name), 'family': family, 'dest': str(tmp_path), 'source': name})
+    result = report_module({'parsed': parsed(name), 'machine_type': family, 'dest': str(tmp_path), 'source': name})
     assert sorted(os.path.basename(f) for f in result['files']) == sorted(nccl_report.FILES)
     SCHEMA.validate(str(tmp_path / 'junit.xml'))
     with Image.open(tmp_path / 'busbw.png') as image:
@@ -55,7 +56,7 @@ def test_report_files(tmp_path, name, family):
 
 
 def test_junit_has_one_case_per_collective_and_criterion(tmp_path):
-    report_module({'parsed': parsed('multi_collective_mpi_tagged.txt'), 'family': 'a3-highgpu-8g', 'dest': str(tmp_path)})
+    report_module({'parsed': parsed('multi_collective_mpi_tagged.txt'), 'machine_type': 'a3-highgpu-8g', 'dest': str(tmp_path)})
     doc = SCHEMA.to_dict(str(tmp_path / 'junit.xml'))
     suites = {s['@name']: s for s in doc['testsuite']}
     assert sorted(suites) == ['nccl.all_gather', 'nccl.all_reduce']
@@ -73,7 +74,7 @@ def test_junit_that_breaks_the_schema_is_caught(tmp_path):
 
 def test_baseline_regression_and_check_mode(tmp_path):
     base = tmp_path / 'base'
-    report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'family': 'a3-highgpu-8g', 'dest': str(base)})
+    report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'machine_type': 'a3-highgpu-8g', 'dest': str(base)})
     now = tmp_path / 'now'
     with open(os.path.join(FIXTURES, 'seed003_tcpx_all_gather.txt'), encoding='utf-8') as handle:
         seed = handle.read()
@@ -85,8 +86,8 @@ def test_baseline_regression_and_check_mode(tmp_path):
             words[7], words[11] = '%.2f' % (float(words[7]) * 0.85), '%.2f' % (float(words[11]) * 0.85)
             line = '  '.join(words)
         lines.append(line.replace('29.8293', '%g' % (29.8293 * 0.85)))
-    slower = nccl.parse('\n'.join(lines), 'all_gather')
-    result = report_module({'parsed': slower, 'family': 'a3-highgpu-8g', 'dest': str(now),
+    slower = nccl_parse.parse('\n'.join(lines), 'all_gather')
+    result = report_module({'parsed': slower, 'machine_type': 'a3-highgpu-8g', 'dest': str(now),
                             'baseline': str(base / 'report.json'), 'max_regression_pct': 10}, check_mode=True, diff=True)
     assert not now.exists() and result['files'] == []
     assert result['verdict']['reasons'] == [
@@ -96,11 +97,11 @@ def test_baseline_regression_and_check_mode(tmp_path):
 
 
 def test_diff_shows_the_report_as_it_was_before_this_run(tmp_path):
-    first = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'family': 'a3-highgpu-8g', 'dest': str(tmp_path),
+    first = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'machine_type': 'a3-highgpu-8g', 'dest': str(tmp_path),
                            'plot': False})
     assert first['verdict']['verdict'] == 'PASS'
     old = (tmp_path / 'report.json').read_text()
-    second = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'family': 'a3-megagpu-8g', 'dest': str(tmp_path),
+    second = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'machine_type': 'a3-megagpu-8g', 'dest': str(tmp_path),
                             'plot': False}, diff=True)
     assert second['diff']['before'] == old and second['diff']['after'] == (tmp_path / 'report.json').read_text() != old
     assert json.loads(second['diff']['after'])['verdict'] == 'FAIL'
@@ -129,7 +130,7 @@ def playbook(tmp_path, log, *extra):
 
 
 def test_playbook_fails_on_the_seed_tcpxo_sample(tmp_path):
-    run = playbook(tmp_path, 'seed003_tcpxo_all_gather.txt', '-e', 'nccl_test_family=a3-megagpu-8g')
+    run = playbook(tmp_path, 'seed003_tcpxo_all_gather.txt', '-e', 'nccl_test_machine_type=a3-megagpu-8g')
     assert run.returncode != 0, run.stdout
     assert 'NCCL verdict: FAIL -- all_gather: average bus bandwidth 22.45 GB/s < 30.00 GB/s' in run.stdout
     report = json.loads((tmp_path / 'report' / 'report.json').read_text())
@@ -137,13 +138,13 @@ def test_playbook_fails_on_the_seed_tcpxo_sample(tmp_path):
 
 
 def test_playbook_passes_on_the_seed_tcpx_sample(tmp_path):
-    run = playbook(tmp_path, 'seed003_tcpx_all_gather.txt', '-e', 'nccl_test_family=a3-highgpu-8g')
+    run = playbook(tmp_path, 'seed003_tcpx_all_gather.txt', '-e', 'nccl_test_machine_type=a3-highgpu-8g')
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'NCCL verdict: PASS -- all_gather: average bus bandwidth 29.83 GB/s >= 25.00 GB/s' in run.stdout
 
 
 def test_playbook_can_be_told_not_to_fail(tmp_path):
-    run = playbook(tmp_path, 'current_socket_fallback_a3mega.txt', '-e', 'nccl_test_family=a3-megagpu-8g',
+    run = playbook(tmp_path, 'current_socket_fallback_a3mega.txt', '-e', 'nccl_test_machine_type=a3-megagpu-8g',
                    '-e', '{"nccl_test_fail_on_verdict": false}')
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'NCCL used Socket, not GPUDirect-TCPXO (FasTrak)' in run.stdout

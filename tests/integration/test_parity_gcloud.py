@@ -130,9 +130,9 @@ def resources(sandbox, project):
 
 
 def sandbox_compute(sandbox, project):
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils import gcp
-    settings = gcp.resolve_settings({'project': project, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
-    return gcp.Clients(settings, retry=gcp.RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    settings = gcp_client.resolve_settings({'project': project, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
+    return gcp_client.Clients(settings, retry=gcp_client.RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
 
 
 def project_numbers(found):
@@ -179,7 +179,7 @@ def test_playbooks_make_what_the_seed_commands_make(sandbox, gcloud):
         role_vars = dict(MODELS[model][2], gce_instances_names=[vm_name(family, model)], gce_instances_boot_disk_size_gb=50)
         if model == 'reservation_bound':
             role_vars['gce_instances_reservation'] = 'res-%s' % family
-        extra = dict(role_vars, gpudirect_zone=ZONE, gpudirect_prefix=FABRICS[family], gpudirect_provisioning_model=model,
+        extra = dict(role_vars, gpudirect_zone=ZONE, gpudirect_network_prefix=FABRICS[family], gpudirect_provisioning_model=model,
                      gpudirect_ssh_source_ranges=[SSH_RANGE])
         result = ansible_playbook(sandbox, playbook_file, extra, project=OUR_PROJECT)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import yaml
+
 from playbook_runner import ansible_playbook, collection_root, sandbox_environment
 
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
@@ -49,8 +51,12 @@ def test_main_job_output_then_teardown_twice(sandbox):
     assert 'a3-highgpu-8g cluster a3high: 5 networks (1 management + 4 data), 2 of 2 VMs RUNNING' in made.stdout
     assert made.stdout.count('5 NICs (GVNIC)') == 2
     assert 'management network a3high-mgmt-net: subnet a3high-mgmt-sub 192.168.0.0/24, MTU 8244' in made.stdout
-    assert 'a3high-vm-1, a3high-vm-2: VMs of the local API sandbox, with no host to prepare or test; the host and NCCL stages skip them' \
-        in made.stdout
+    # inventories/sandbox sets gpudirect_api_only: the host and NCCL plays end for each VM before any task
+    assert 'gpudirect_api_only is true in this inventory: the VMs are API records with no machine behind them, ' \
+        'so the host and NCCL stages skip them' in made.stdout
+    host_stages = made.stdout[made.stdout.index('PLAY [Prepare the hosts]'):]
+    assert re.findall(r'TASK \[([^\]]*)\]', host_stages) == \
+        ['Skip VMs that are API records only (gpudirect_api_only, set by inventories/sandbox)'] * 4  # 2 plays x 2 VMs
 
     # the inventory of the sandbox shows the VMs the main job made, with their data NIC addresses
     graph = ansible_inventory(sandbox, 'gce.yml', '--graph', 'gpudirect_tcpx').stdout
@@ -61,12 +67,12 @@ def test_main_job_output_then_teardown_twice(sandbox):
     assert plain(host['gpudirect_data_ips']) == [nic['networkIP'] for nic in nics[1:]] and len(nics) == 5
     assert plain(host['gpudirect_data_interfaces']) == ['eth1', 'eth2', 'eth3', 'eth4']
 
-    gone = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_family': 'a3-highgpu-8g'})
+    gone = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g'})
     assert gone.returncode == 0, gone.stdout[-3000:]
     for collection in ('compute.instances', 'compute.firewalls', 'compute.subnetworks', 'compute.networks'):
         assert sandbox.resources(collection) == [], collection
     count = len(mutating(sandbox))
-    again = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_family': 'a3-highgpu-8g'})
+    again = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g'})
     assert again.returncode == 0, again.stdout[-3000:]
     assert len(mutating(sandbox)) == count, 'a second teardown changes nothing'
 
@@ -74,7 +80,28 @@ def test_main_job_output_then_teardown_twice(sandbox):
 def test_teardown_refuses_while_other_vms_use_the_fabric(sandbox):
     made = ansible_playbook(sandbox, 'a3high.yml', {'gpudirect_node_count': 3})
     assert made.returncode == 0, made.stdout[-3000:]
-    refused = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_family': 'a3-highgpu-8g', 'gpudirect_node_count': 2})
+    refused = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g', 'gpudirect_node_count': 2})
     assert refused.returncode != 0
     assert 'still used by instances a3high-vm-3 (us-central1-a)' in refused.stdout
     assert len(sandbox.resources('compute.networks')) == 5
+
+
+def test_only_gpudirect_api_only_makes_the_host_stages_skip():
+    """No rule guesses that a VM is a sandbox VM (an API on loopback may be a real user's proxy): the host and
+    NCCL plays take every VM of the cluster and network groups and end early only for gpudirect_api_only."""
+    plays = yaml.safe_load((collection_root() / 'playbooks' / 'gce_cluster.yml').read_text(encoding='utf-8'))
+    host_plays = [play for play in plays if play['hosts'] != 'localhost']
+    assert [play['name'] for play in host_plays] == ['Prepare the hosts', 'Prove the GPUDirect network with an NCCL all_gather between the VMs']
+    for play in host_plays:
+        assert '!' not in play['hosts']
+        assert play['pre_tasks'] == [{'name': 'Skip VMs that are API records only (gpudirect_api_only, set by inventories/sandbox)',
+                                      'when': 'gpudirect_api_only | default(false) | bool',
+                                      'ansible.builtin.meta': 'end_host', 'tags': ['always']}]
+    sandbox_vars = yaml.safe_load((collection_root() / 'inventories' / 'sandbox' / 'group_vars' / 'all.yml').read_text(encoding='utf-8'))
+    assert sandbox_vars['gpudirect_api_only'] is True
+    assert 'gpudirect_api_only' not in (collection_root() / 'inventories' / 'example' / 'group_vars' / 'all.yml').read_text(encoding='utf-8') \
+        or yaml.safe_load((collection_root() / 'inventories' / 'example' / 'group_vars' / 'all.yml').read_text(encoding='utf-8'))['gpudirect_api_only'] is False
+    for path in ('roles', 'playbooks', 'inventories', 'plugins'):
+        for file in (collection_root() / path).rglob('*'):
+            if file.is_file() and '__pycache__' not in file.parts:
+                assert 'sandbox_vms' not in file.read_text(encoding='utf-8', errors='replace'), file

@@ -14,12 +14,12 @@ import tempfile
 
 import pytest
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
 
 SOCKET = os.environ.get('GPUDIRECT_DOCKER_SOCKET')
 pytestmark = pytest.mark.skipif(not SOCKET, reason='GPUDIRECT_DOCKER_SOCKET is not set: source tests/ci/podman.sh')
 # The collections path the tests import our collection from: <path>/ansible_collections/aiinfra/gpudirect/...
-COLLECTIONS_PATH = str(pathlib.Path(docker_api.__file__).parents[5])
+COLLECTIONS_PATH = str(pathlib.Path(docker_api.__file__).parents[6])
 NAME = 'test-rxdm-%d' % os.getpid()
 
 

@@ -34,7 +34,7 @@ def converges_with_faults(sandbox):
     sandbox.inject_fault(method='*', kind='http_429', rate=0.07)
     sandbox.inject_fault(method='*', kind='http_503', rate=0.07)
     sandbox.inject_fault(method='*', kind='reset', rate=0.06)
-    extra = {'gpudirect_prefix': 'flaky', 'gpudirect_node_count': 4}
+    extra = {'gpudirect_network_prefix': 'flaky', 'gpudirect_node_count': 4}
     result = ansible_playbook(sandbox, 'a3mega.yml', extra)
     assert result.returncode == 0, result.stdout[-4000:]
     found = counts(sandbox)
@@ -51,7 +51,7 @@ def converges_with_faults(sandbox):
 
 def test_a_run_killed_halfway_is_completed_by_a_rerun(sandbox):
     sandbox.latency = 1.0
-    extra = {'gpudirect_prefix': 'killed', 'gpudirect_node_count': 3}
+    extra = {'gpudirect_network_prefix': 'killed', 'gpudirect_node_count': 3}
     root = collection_root()
     command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(root / 'inventories' / 'sandbox'),
                str(root / 'playbooks' / 'a3high.yml'), '-e', json.dumps(dict(extra, gpudirect_project=PROJECT))]

@@ -39,7 +39,12 @@ SERVED_HOSTS = ('compute.googleapis.com', 'www.googleapis.com')
 
 
 def make_test_ca(directory, hosts):
-    """Write ca.pem, and server.pem + server.key for ``hosts`` signed by it; return their paths."""
+    """Write ca.pem, and server.pem + server.key for ``hosts`` signed by it; return their paths.
+
+    A host that is an IP address ('127.0.0.1') goes into the certificate as an IP address SAN (the
+    Kubernetes stand-in's endpoints are addressed by IP, as GKE's are).
+    """
+    import ipaddress  # pylint: disable=import-outside-toplevel
     # Imported here: only the proxy needs it, and the rest of the sandbox must import without it.
     from cryptography import x509  # pylint: disable=import-outside-toplevel
     from cryptography.hazmat.primitives import hashes, serialization  # pylint: disable=import-outside-toplevel
@@ -62,7 +67,7 @@ def make_test_ca(directory, hosts):
     cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
             .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host) for host in hosts]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([_san(x509, ipaddress, host) for host in hosts]), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
@@ -76,6 +81,13 @@ def make_test_ca(directory, hosts):
         handle.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                        serialization.NoEncryption()))
     return paths['ca.pem'], paths['server.pem'], paths['server.key']
+
+
+def _san(x509, ipaddress, host):
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
 
 
 class _TlsHandler(_RequestHandler):

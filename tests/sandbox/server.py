@@ -74,6 +74,8 @@ class Sandbox:
         self._server = None
         self._thread = None
         self._stopping = threading.Event()
+        # GKE clusters that come alive (tests/sandbox/kube/gke.py GkeClusters), or None.
+        self.kube = None
 
     # lifecycle ---------------------------------------------------------------------------------
     def start(self):
@@ -92,6 +94,8 @@ class Sandbox:
         self._stopping.set()
         shut_down(self._server, self._thread)
         self._server = self._thread = None
+        if self.kube is not None:
+            self.kube.stop()
 
     def __enter__(self):
         return self.start()
@@ -275,6 +279,8 @@ class Sandbox:
                 if operation is not None:
                     return copy.deepcopy(operation)
             result = handler(call)
+            if self.kube is not None:
+                self.kube.sync(self.store)   # clusters whose operation is DONE get their API endpoint; pools drive Nodes
             if request_id and isinstance(result, dict) and result.get('kind') == 'compute#operation':
                 self.store.request_ids['%s/%s' % (call.project, request_id)] = result['_key']
             payload = copy.deepcopy(result)

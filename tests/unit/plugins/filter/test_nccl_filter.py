@@ -9,7 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aiinfra.gpudirect.plugins.filter import nccl as nccl_filter
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'nccl')
 
@@ -25,7 +25,7 @@ def test_filter_is_registered():
 
 def test_filter_returns_the_parser_result():
     output = text('multi_collective_mpi_tagged.txt')
-    assert nccl_filter.nccl_results(output) == nccl.parse(output)
+    assert nccl_filter.nccl_results(output) == nccl_parse.parse(output)
     assert 'verdict' not in nccl_filter.nccl_results(output)
 
 

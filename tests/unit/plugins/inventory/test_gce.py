@@ -3,7 +3,7 @@
 """inventory/gce.py without Ansible's inventory: instance JSON -> host facts, groups, hostnames, field masks, filters.
 
 The instances are in the API's shape (fixtures/README.md); the expected values are read off the
-seed-000 fabric (families.GCE_NETWORK) and the catalog, not off the code under test.
+seed-000 network layout (compute.GCE_NETWORK) and the catalog, not off the code under test.
 """
 from __future__ import annotations
 
@@ -24,16 +24,17 @@ def instance(name):
 
 
 def test_a3_high_facts_have_the_data_nics_in_nic_order():
-    facts = gce.host_facts(instance('a3-highgpu-8g'))
+    facts = gce.instance_facts(instance('a3-highgpu-8g'))
     assert facts['name'] == 'a3high-vm-1' and facts['project'] == 'ml-prod'
     assert (facts['zone'], facts['region'], facts['status']) == ('us-central1-a', 'us-central1', 'RUNNING')
-    assert (facts['family'], facts['machine_type'], facts['technology']) == ('a3-highgpu-8g', 'a3-highgpu-8g', 'tcpx')
+    assert (facts['machine_type'], facts['technology']) == ('a3-highgpu-8g', 'tcpx')
+    assert 'family' not in facts  # the machine type names the catalog entry; technology none means outside it
     assert (facts['gpu_count'], facts['gpu_model']) == (8, 'NVIDIA H100')
     assert facts['provisioning_model'] == 'STANDARD'
     assert facts['labels'] == {'team': 'ml'}
     assert facts['management_ip'].startswith('192.168.0.') and facts['external_ip'].startswith('34.')
     assert (facts['management_network'], facts['management_subnetwork']) == ('a3high-mgmt-net', 'a3high-mgmt-sub')
-    assert facts['fabric_prefix'] == 'a3high'
+    assert facts['network_prefix'] == 'a3high'
     assert facts['data_interfaces'] == ['eth1', 'eth2', 'eth3', 'eth4']
     assert [ip.rsplit('.', 1)[0] for ip in facts['data_ips']] == ['192.168.%d' % n for n in range(1, 5)]
     assert facts['data_networks'] == ['a3high-data-net-%d' % n for n in range(1, 5)]
@@ -44,14 +45,14 @@ def test_a3_high_facts_have_the_data_nics_in_nic_order():
 
 
 def test_a3_mega_uses_eight_data_nics_for_tcpxo():
-    facts = gce.host_facts(instance('a3-megagpu-8g'))
+    facts = gce.instance_facts(instance('a3-megagpu-8g'))
     assert facts['technology'] == 'tcpxo'
     assert facts['nccl_interfaces'] == ','.join('eth%d' % n for n in range(1, 9))
     assert len(facts['data_ips']) == 8 and len(set(facts['data_ips'])) == 8
 
 
 def test_a3_ultra_rdma_nics_have_no_eth_name():
-    facts = gce.host_facts(instance('a3-ultragpu-8g'))
+    facts = gce.instance_facts(instance('a3-ultragpu-8g'))
     assert facts['technology'] == 'rdma' and facts['gpu_model'] == 'NVIDIA H200'
     # two gVNIC management NICs, then eight RDMA NICs
     assert facts['data_nic_types'] == ['MRDMA'] * 8
@@ -60,23 +61,23 @@ def test_a3_ultra_rdma_nics_have_no_eth_name():
 
 
 def test_a_vm_outside_the_catalog_is_technology_none_with_its_attached_gpus():
-    facts = gce.host_facts(instance('n1-spot-t4'))
-    assert (facts['technology'], facts['family'], facts['machine_type']) == ('none', None, 'n1-standard-4')
+    facts = gce.instance_facts(instance('n1-spot-t4'))
+    assert (facts['technology'], facts['machine_type']) == ('none', 'n1-standard-4')
     assert (facts['gpu_count'], facts['gpu_model']) == (1, 'nvidia-tesla-t4')
     assert facts['provisioning_model'] == 'SPOT'
     assert facts['external_ip'] is None and facts['labels'] == {}
-    assert facts['fabric_prefix'] is None and facts['data_ips'] == []
+    assert facts['network_prefix'] is None and facts['data_ips'] == []
 
 
 def test_nics_listed_out_of_order_are_put_in_nic_order():
     vm = instance('a3-highgpu-8g')
-    ordered = gce.host_facts(vm)
+    ordered = gce.instance_facts(vm)
     vm['networkInterfaces'].reverse()
-    assert gce.host_facts(vm) == ordered
+    assert gce.instance_facts(vm) == ordered
 
 
 def test_a_minimal_instance_does_not_break_the_mapping():
-    facts = gce.host_facts({'name': 'bare', 'id': '7'})
+    facts = gce.instance_facts({'name': 'bare', 'id': '7'})
     assert facts['name'] == 'bare' and facts['technology'] == 'none' and facts['data_ips'] == []
     assert facts['management_ip'] is None and facts['zone'] is None
 
@@ -93,36 +94,36 @@ def test_a_minimal_instance_does_not_break_the_mapping():
 ])
 def test_hostnames_preference_list(preferences, expected):
     vm = instance('a3-highgpu-8g')
-    facts = gce.host_facts(vm)
+    facts = gce.instance_facts(vm)
     expected = {'EXTERNAL': facts['external_ip'], 'INTERNAL': facts['management_ip'], 'ID': vm['id']}.get(expected, expected)
     assert gce.hostname_for(facts, vm, preferences) == expected
 
 
 def test_builtin_groups_and_the_facts_they_hold():
-    facts = gce.host_facts(instance('a3-highgpu-8g'))
+    facts = gce.instance_facts(instance('a3-highgpu-8g'))
     groups = {group: (names, parent, direct) for group, names, parent, direct in gce.builtin_groups('gpudirect_', facts)}
     assert list(groups) == ['gpudirect_tcpx', 'gpudirect_a3_highgpu_8g', 'gpudirect_region_us_central1',
-                            'gpudirect_zone_us_central1_a', 'gpudirect_project_ml_prod', 'gpudirect_fabric_a3high']
-    # the family is a child of its technology, the zone of its region; the host is a member of the others
+                            'gpudirect_zone_us_central1_a', 'gpudirect_project_ml_prod', 'gpudirect_network_a3high']
+    # the machine-type group is a child of its technology, the zone of its region; the host is a member of the others
     assert groups['gpudirect_a3_highgpu_8g'][1:] == ('gpudirect_tcpx', True)
     assert groups['gpudirect_zone_us_central1_a'][1:] == ('gpudirect_region_us_central1', True)
     assert [group for group, (_names, _parent, direct) in groups.items() if direct] == [
-        'gpudirect_a3_highgpu_8g', 'gpudirect_zone_us_central1_a', 'gpudirect_project_ml_prod', 'gpudirect_fabric_a3high']
+        'gpudirect_a3_highgpu_8g', 'gpudirect_zone_us_central1_a', 'gpudirect_project_ml_prod', 'gpudirect_network_a3high']
     assert groups['gpudirect_tcpx'][0] == ('technology',)
-    assert 'nccl_interfaces' in groups['gpudirect_a3_highgpu_8g'][0] and 'data_networks' in groups['gpudirect_fabric_a3high'][0]
+    assert 'nccl_interfaces' in groups['gpudirect_a3_highgpu_8g'][0] and 'data_networks' in groups['gpudirect_network_a3high'][0]
     held = [name for names, _parent, _direct in groups.values() for name in names]
     # no fact is held by two groups of a host (sibling groups would decide it by name) ...
     assert len(held) == len(set(held))
     # ... and the names users give as playbook inputs stay host facts (group_vars/all would outrank a plugin's group vars)
-    assert not set(held) & {'project', 'zone', 'family', 'name', 'id', 'status', 'data_ips', 'labels', 'management_ip'}
+    assert not set(held) & {'project', 'zone', 'name', 'id', 'status', 'data_ips', 'labels', 'management_ip'}
 
 
 def test_non_gpu_vms_share_the_none_group():
     groups = {group: (names, parent, direct) for group, names, parent, direct
-              in gce.builtin_groups('x_', gce.host_facts(instance('n1-spot-t4')))}
+              in gce.builtin_groups('x_', gce.instance_facts(instance('n1-spot-t4')))}
     assert groups['x_none'] == (('technology', 'gpu_count', 'gpu_model', 'data_interfaces', 'nccl_interfaces',
                                  'nccl_ctrl_interface'), None, True)
-    assert not any(name.startswith('x_fabric_') for name in groups)
+    assert not any(name.startswith('x_network_') for name in groups)
 
 
 def test_every_fact_is_a_value_ansible_keeps_as_it_is():
@@ -131,7 +132,7 @@ def test_every_fact_is_a_value_ansible_keeps_as_it_is():
     from ansible._internal._json import AnsibleVariableVisitor, EncryptedStringBehavior
     visitor = AnsibleVariableVisitor(encrypted_string_behavior=EncryptedStringBehavior.FAIL)
     for name in ('a3-highgpu-8g', 'a3-megagpu-8g', 'a3-ultragpu-8g', 'n1-spot-t4'):
-        facts = gce.host_facts(instance(name))
+        facts = gce.instance_facts(instance(name))
         kept = visitor.visit(facts)   # raises AnsibleVariableTypeError on a type Ansible does not take
         assert kept == facts and json.loads(json.dumps(facts)) == facts
 
@@ -160,8 +161,8 @@ def test_garbage_collection_is_paused_for_the_build_and_restored(enabled):
 
 @pytest.mark.parametrize('network, prefix', [('a3high-mgmt-net', 'a3high'), ('my-cluster-mgmt-net', 'my-cluster'),
                                              ('default', None), ('a3high-data-net-1', None), (None, None)])
-def test_fabric_prefix_follows_the_catalog_network_names(network, prefix):
-    assert gce.fabric_prefix(network) == prefix
+def test_network_prefix_follows_the_catalog_network_names(network, prefix):
+    assert gce.network_prefix(network) == prefix
 
 
 def test_field_mask_keeps_only_what_it_names():
@@ -177,7 +178,7 @@ def test_field_mask_keeps_only_what_it_names():
     assert set(vm['networkInterfaces'][0]) == {'name', 'network', 'subnetwork', 'networkIP', 'nicType', 'accessConfigs'}
     assert set(vm['networkInterfaces'][0]['accessConfigs'][0]) == {'natIP'}
     # the facts need nothing the mask leaves out
-    assert gce.host_facts(vm) == gce.host_facts(instance('a3-highgpu-8g'))
+    assert gce.instance_facts(vm) == gce.instance_facts(instance('a3-highgpu-8g'))
 
 
 @pytest.mark.parametrize('text', ['a(b', 'a)b', 'a(,b)', '(x)'])

@@ -1,4 +1,4 @@
-"""module_utils/docker_api.py against a real engine: podman's Docker API service (tests/ci/podman.sh).
+"""module_utils/cos/docker_api.py against a real engine: podman's Docker API service (tests/ci/podman.sh).
 
 The engine tests need GPUDIRECT_DOCKER_SOCKET (exported by tests/ci/podman.sh, with the stand-in
 images built); without it they are skipped, and with it an unreachable socket is a failure. The
@@ -10,12 +10,13 @@ import uuid
 
 import pytest
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import docker_api, families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
 
 SOCKET = os.environ.get('GPUDIRECT_DOCKER_SOCKET')
 needs_engine = pytest.mark.skipif(not SOCKET, reason='GPUDIRECT_DOCKER_SOCKET is not set: source tests/ci/podman.sh')
-TCPX = families.host_stack('TCPX')
-RXDM_IMAGE = families.version_pair('TCPX').rxdm_image          # stand-in tagged with the catalog's reference
+TCPX = host_stacks.host_stack('TCPX')
+RXDM_IMAGE = host_stacks.version_pair('TCPX').rxdm_image          # stand-in tagged with the catalog's reference
 NEVER_READY_IMAGE = 'localhost/aiinfra-standin/rxdm-never-ready:latest'
 
 
@@ -168,14 +169,14 @@ def test_parse_timestamp_keeps_microseconds_and_offsets():
 
 
 def test_create_body_translates_the_seed_docker_run():
-    spec = families.host_stack('TCPXO').rxdm
+    spec = host_stacks.host_stack('TCPXO').rxdm
     body = docker_api.create_body(spec, 'img:v1', 'tests')
     assert body['Cmd'] == ['--num_hops=2', '--num_nics=8']
     assert [d['PathOnHost'] for d in body['HostConfig']['Devices']] == list(spec.devices)
     assert body['HostConfig']['NetworkMode'] == 'host'
     assert 'AutoRemove' not in body['HostConfig']      # kept so its logs survive an exit
     assert body['Env'] == ['LD_LIBRARY_PATH=/usr/local/nvidia/lib64']
-    tcpx_nccl = docker_api.create_body(families.host_stack('TCPX').nccl_container, 'img', 'tests')['HostConfig']
+    tcpx_nccl = docker_api.create_body(host_stacks.host_stack('TCPX').nccl_container, 'img', 'tests')['HostConfig']
     assert tcpx_nccl['ShmSize'] == 1024 ** 3
     assert tcpx_nccl['UsernsMode'] == 'host'
     assert {'Name': 'memlock', 'Soft': -1, 'Hard': -1} in tcpx_nccl['Ulimits']

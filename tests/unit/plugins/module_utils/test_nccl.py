@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/nccl.py: the parser on every kind of nccl-tests output, the verdict table, the preflight.
+"""module_utils/nccl/ (parse.py, verdict.py, preflight.py): the parser on every kind of nccl-tests output, the verdict table, the preflight.
 
 Ground truth: the seed manual's sample outputs (read from tests/unit/seeds/, verbatim), nvidia-smi as
 captured on an H200 machine (tests/fixtures/nccl/nvidia-smi/), and hand-made outputs in nccl-tests'
@@ -17,7 +17,9 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils import nccl
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import preflight as nccl_preflight
 
 TESTS = os.path.join(os.path.dirname(__file__), '..', '..', '..')
 FIXTURES = os.path.join(TESTS, 'fixtures', 'nccl')
@@ -38,7 +40,7 @@ def seed_samples():
 
 
 def failing(verdict):
-    return sorted({c['criterion'] for c in verdict['checks'] if c['status'] == nccl.FAILED})
+    return sorted({c['criterion'] for c in verdict['checks'] if c['status'] == nccl_parse.FAILED})
 
 
 def only(results):
@@ -57,7 +59,7 @@ def test_seed_fixtures_are_the_seed_text():
 
 
 def test_seed_tcpxo_sample_parses_to_its_numbers():
-    coll = only(nccl.parse(seed_samples()[0], collective='all_gather'))
+    coll = only(nccl_parse.parse(seed_samples()[0], collective='all_gather'))
     assert len(coll['rows']) == 11
     assert coll['rows'][0]['size'] == 1048576 and coll['rows'][0]['root'] == -1
     assert coll['rows'][9]['in_place'] == {'time_us': 11706.0, 'algbw': 45.86, 'busbw': 43.0, 'wrong': 0, 'error': None}
@@ -72,21 +74,21 @@ def test_seed_tcpxo_sample_parses_to_its_numbers():
 
 
 def test_seed_verdicts():
-    tcpxo, tcpx = (nccl.parse(s, collective='all_gather') for s in seed_samples())
-    mega = nccl.evaluate(tcpxo, family='a3-megagpu-8g')
+    tcpxo, tcpx = (nccl_parse.parse(s, collective='all_gather') for s in seed_samples())
+    mega = nccl_verdict.evaluate(tcpxo, machine_type='a3-megagpu-8g')
     assert not mega['passed'] and failing(mega) == ['avg_busbw']
     assert mega['reasons'][0].startswith('all_gather: average bus bandwidth 22.45 GB/s < 30.00 GB/s (a3-megagpu-8g')
-    high = nccl.evaluate(tcpx, family='a3-highgpu-8g')
+    high = nccl_verdict.evaluate(tcpx, machine_type='a3-highgpu-8g')
     assert high['passed'], high['reasons']
     assert high['summary'].startswith('PASS -- all_gather: average bus bandwidth 29.83 GB/s >= 25.00 GB/s')
     # the GPUDirect check cannot be made: the samples carry no NCCL lines
-    assert {c['criterion']: c['status'] for c in high['checks']}['gpudirect'] == nccl.SKIPPED
-    assert not nccl.evaluate(tcpx, family='a3-highgpu-8g', require_network_evidence=True)['passed']
+    assert {c['criterion']: c['status'] for c in high['checks']}['gpudirect'] == nccl_parse.SKIPPED
+    assert not nccl_verdict.evaluate(tcpx, machine_type='a3-highgpu-8g', require_network_evidence=True)['passed']
 
 
 def test_problems_of_the_run_fail_a_verdict_the_table_passes():
-    _tcpxo, tcpx = (nccl.parse(s, collective='all_gather') for s in seed_samples())
-    verdict = nccl.evaluate(tcpx, family='a3-highgpu-8g', run_problems=['exited with status 1'])
+    _tcpxo, tcpx = (nccl_parse.parse(s, collective='all_gather') for s in seed_samples())
+    verdict = nccl_verdict.evaluate(tcpx, machine_type='a3-highgpu-8g', run_problems=['exited with status 1'])
     assert not verdict['passed'] and verdict['verdict'] == 'FAIL' and failing(verdict) == ['run']
     assert verdict['reasons'] == ['nccl-tests: exited with status 1']
     assert verdict['summary'] == 'FAIL -- nccl-tests: exited with status 1'
@@ -96,7 +98,7 @@ def test_problems_of_the_run_fail_a_verdict_the_table_passes():
 def test_a_row_missing_from_the_seed_table_is_caught_by_the_printed_average():
     lines = seed_samples()[0].splitlines(True)
     del lines[-4]
-    verdict = nccl.evaluate(nccl.parse(''.join(lines), 'all_gather'), family='a3-highgpu-8g')
+    verdict = nccl_verdict.evaluate(nccl_parse.parse(''.join(lines), 'all_gather'), machine_type='a3-highgpu-8g')
     assert 'average_consistent' in failing(verdict)
 
 
@@ -124,7 +126,7 @@ VERDICTS = [
 
 @pytest.mark.parametrize('name, family, passed, criteria', VERDICTS, ids=[v[0] for v in VERDICTS])
 def test_verdict_table(name, family, passed, criteria):
-    verdict = nccl.evaluate(nccl.parse(fixture(name), collective='all_gather'), family=family)
+    verdict = nccl_verdict.evaluate(nccl_parse.parse(fixture(name), collective='all_gather'), machine_type=family)
     assert verdict['passed'] is passed, verdict['summary']
     assert failing(verdict) == criteria
     assert verdict['verdict'] == ('PASS' if passed else 'FAIL')
@@ -132,7 +134,7 @@ def test_verdict_table(name, family, passed, criteria):
 
 
 def test_ncclinfo_line_glued_to_half_a_row_is_split_off():
-    results = nccl.parse(fixture('current_tcpxo_fastrak_pass.txt'))
+    results = nccl_parse.parse(fixture('current_tcpxo_fastrak_pass.txt'))
     coll = only(results)
     assert len(coll['rows']) == 10 and coll['malformed_rows'] == [] and results['unparsed_lines'] == []
     first = coll['rows'][0]
@@ -144,8 +146,8 @@ def test_ncclinfo_line_glued_to_half_a_row_is_split_off():
 
 
 def test_socket_fallback_names_the_misconfiguration():
-    results = nccl.parse(fixture('current_socket_fallback_a3mega.txt'))
-    verdict = nccl.evaluate(results, family='a3-megagpu-8g')
+    results = nccl_parse.parse(fixture('current_socket_fallback_a3mega.txt'))
+    verdict = nccl_verdict.evaluate(results, machine_type='a3-megagpu-8g')
     message = [c for c in verdict['checks'] if c['criterion'] == 'gpudirect'][0]['message']
     assert message.startswith('NCCL used Socket, not GPUDirect-TCPXO (FasTrak)')
     assert 'Plugin load (libnccl-net.so) returned 2' in message and 'misconfiguration' in message
@@ -154,7 +156,7 @@ def test_socket_fallback_names_the_misconfiguration():
 
 
 def test_old_format_without_hash_footer_and_with_error_column():
-    coll = only(nccl.parse(fixture('old_format_all_reduce.txt')))
+    coll = only(nccl_parse.parse(fixture('old_format_all_reduce.txt')))
     assert coll['name'] is None
     assert len(coll['rows']) == 25 and all(r['root'] is None for r in coll['rows'])
     assert coll['rows'][0]['in_place']['error'] == 4e-07 and coll['rows'][0]['in_place']['wrong'] is None
@@ -163,14 +165,14 @@ def test_old_format_without_hash_footer_and_with_error_column():
 
 
 def test_wrong_as_na_means_not_checked():
-    coll = only(nccl.parse(fixture('check_off_na.txt')))
+    coll = only(nccl_parse.parse(fixture('check_off_na.txt')))
     assert coll['wrong_total'] is None and coll['validation'] is False
-    checks = {c['criterion']: c for c in nccl.evaluate({'collectives': [coll]}, family='a3-highgpu-8g')['checks']}
-    assert checks['wrong_values']['status'] == nccl.SKIPPED and '-c 0' in checks['wrong_values']['message']
+    checks = {c['criterion']: c for c in nccl_verdict.evaluate({'collectives': [coll]}, machine_type='a3-highgpu-8g')['checks']}
+    assert checks['wrong_values']['status'] == nccl_parse.SKIPPED and '-c 0' in checks['wrong_values']['message']
 
 
 def test_several_collectives_and_wrapper_lines():
-    results = nccl.parse(fixture('multi_collective_mpi_tagged.txt'))
+    results = nccl_parse.parse(fixture('multi_collective_mpi_tagged.txt'))
     assert [c['name'] for c in results['collectives']] == ['all_gather', 'all_reduce']
     assert [c['network'] for c in results['collectives']] == ['GPUDirectTCPX', 'GPUDirectTCPX']
     assert [u['line'] for u in results['unparsed_lines']] == [1, 2, len(fixture('multi_collective_mpi_tagged.txt').splitlines())]
@@ -178,14 +180,14 @@ def test_several_collectives_and_wrapper_lines():
 
 
 def test_truncated_run_reports_the_half_row_and_the_timeout():
-    coll = only(nccl.parse(fixture('truncated_run.txt')))
+    coll = only(nccl_parse.parse(fixture('truncated_run.txt')))
     assert len(coll['rows']) == 6 and not coll['complete'] and coll['avg_busbw'] is None
     assert coll['malformed_rows'][0]['why'].startswith('incomplete row')
     assert coll['errors'][0]['text'] == 'a3mega-vm-1: Test timeout (600s) common.cu:372'
 
 
 def test_json_file_matches_its_numbers():
-    coll = only(nccl.parse(fixture('json_all_gather.json')))
+    coll = only(nccl_parse.parse(fixture('json_all_gather.json')))
     assert coll['name'] == 'all_gather' and coll['name_source'] == 'json args'
     assert coll['nccl_version'] == '2.21.5' and coll['ranks'] == 16 and len(coll['rows']) == 10
     assert coll['avg_busbw'] == pytest.approx(coll['avg_busbw_recomputed'], abs=1e-5)
@@ -193,24 +195,24 @@ def test_json_file_matches_its_numbers():
 
 
 def test_json_cut_short_is_an_error_not_a_guess():
-    results = nccl.parse(fixture('json_truncated.json'))
+    results = nccl_parse.parse(fixture('json_truncated.json'))
     assert results['collectives'] == [] and 'cannot be read' in results['errors'][0]
 
 
 def test_an_unknown_line_is_reported_not_skipped():
     text = seed_samples()[1].replace('# Out of bounds', 'something odd happened\n# Out of bounds')
-    results = nccl.parse(text)
+    results = nccl_parse.parse(text)
     assert results['unparsed_lines'] == [{'line': 14, 'text': 'something odd happened'}]
 
 
 def test_a_row_that_cannot_be_read_fails_results():
     text = seed_samples()[1].replace('    4194304         65536     float', '    4194304         65536     3.14')
-    verdict = nccl.evaluate(nccl.parse(text, 'all_gather'), family='a3-highgpu-8g')
+    verdict = nccl_verdict.evaluate(nccl_parse.parse(text, 'all_gather'), machine_type='a3-highgpu-8g')
     assert 'results' in failing(verdict)
 
 
 def test_name_in_the_log_wins_over_the_hint():
-    coll = only(nccl.parse(fixture('wrong_values_oob_failed.txt'), collective='all_gather'))
+    coll = only(nccl_parse.parse(fixture('wrong_values_oob_failed.txt'), collective='all_gather'))
     assert (coll['name'], coll['name_source']) == ('reduce_scatter', 'log')
 
 
@@ -239,11 +241,11 @@ def test_recomputed_average_matches_printed(bandwidths):
         lines.append('%12d  %12d  %8s  %6s  %6i%s' % (size, size // 4, 'float', 'sum', -1, bodies))
         values += [oop, inp]
     lines += ['# Out of bounds values : 0 OK', '# Avg bus bandwidth    : %g ' % (sum(values) / len(values))]
-    results = nccl.parse('\n'.join(lines))
+    results = nccl_parse.parse('\n'.join(lines))
     coll = only(results)
     assert abs(coll['avg_busbw'] - coll['avg_busbw_recomputed']) <= coll['avg_busbw_tolerance']
-    checks = {c['criterion']: c['status'] for c in nccl.evaluate(results)['checks']}
-    assert checks['average_consistent'] == nccl.PASSED
+    checks = {c['criterion']: c['status'] for c in nccl_verdict.evaluate(results)['checks']}
+    assert checks['average_consistent'] == nccl_parse.PASSED
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,14 +253,14 @@ def test_recomputed_average_matches_printed(bandwidths):
 # ---------------------------------------------------------------------------------------------
 
 def test_thresholds_come_from_the_catalog_and_can_be_overridden():
-    assert nccl.thresholds_for('a3-megagpu-8g')['all_gather']['avg_busbw_gbps'] == 30.0
-    assert nccl.thresholds_for('a3-ultragpu-8g')['all_gather']['avg_busbw_gbps'] == 100.0
-    assert nccl.thresholds_for('a4-highgpu-8g') == {}
-    table = nccl.thresholds_for('a3-megagpu-8g', {'all_gather_perf': {'large_busbw_gbps': 90}, 'all_reduce': {'avg_busbw_gbps': 40}})
+    assert nccl_verdict.thresholds_for('a3-megagpu-8g')['all_gather']['avg_busbw_gbps'] == 30.0
+    assert nccl_verdict.thresholds_for('a3-ultragpu-8g')['all_gather']['avg_busbw_gbps'] == 100.0
+    assert nccl_verdict.thresholds_for('a4-highgpu-8g') == {}
+    table = nccl_verdict.thresholds_for('a3-megagpu-8g', {'all_gather_perf': {'large_busbw_gbps': 90}, 'all_reduce': {'avg_busbw_gbps': 40}})
     assert table['all_gather'] == {'avg_busbw_gbps': 30.0, 'large_busbw_gbps': 90.0, 'source': 'override'}
     assert table['all_reduce'] == {'avg_busbw_gbps': 40.0, 'source': 'override'}
-    verdict = nccl.evaluate(nccl.parse(seed_samples()[0], 'all_gather'), family='a3-megagpu-8g',
-                            thresholds={'all_gather': {'avg_busbw_gbps': None}})
+    verdict = nccl_verdict.evaluate(nccl_parse.parse(seed_samples()[0], 'all_gather'), machine_type='a3-megagpu-8g',
+                                    thresholds={'all_gather': {'avg_busbw_gbps': None}})
     assert verdict['passed']
 
 
@@ -270,22 +272,22 @@ def test_thresholds_come_from_the_catalog_and_can_be_overridden():
 ])
 def test_bad_thresholds_name_the_field(overrides, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        nccl.thresholds_for(None, overrides)
+        nccl_verdict.thresholds_for(None, overrides)
 
 
 def test_unknown_family_names_the_field():
-    with pytest.raises(ValueError, match="^family: 'a9-bigger' is not a GPUDirect machine family"):
-        nccl.evaluate({'collectives': []}, family='a9-bigger')
+    with pytest.raises(ValueError, match="^machine_type: 'a9-bigger' is not a GPUDirect machine family"):
+        nccl_verdict.evaluate({'collectives': []}, machine_type='a9-bigger')
 
 
 def test_baseline_regression_fails_the_verdict():
-    now = nccl.parse(seed_samples()[0], 'all_gather')
+    now = nccl_parse.parse(seed_samples()[0], 'all_gather')
     before = json.loads(json.dumps(now))
     before['collectives'][0]['avg_busbw'] = 30.0
-    verdict = nccl.evaluate(now, baseline=before, max_regression_pct=10)
+    verdict = nccl_verdict.evaluate(now, baseline=before, max_regression_pct=10)
     assert failing(verdict) == ['baseline']
     assert 'average bus bandwidth fell 25.2% (30.00 -> 22.45 GB/s; limit 10.00%)' in verdict['reasons'][0]
-    assert nccl.evaluate(now, baseline=before, max_regression_pct=30)['passed']
+    assert nccl_verdict.evaluate(now, baseline=before, max_regression_pct=30)['passed']
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,42 +300,42 @@ def smi(name):
 
 
 def test_nvidia_smi_captures_parse():
-    gpus = nccl.parse_nvidia_smi_gpus(smi('query-gpu.csv'))
+    gpus = nccl_preflight.parse_nvidia_smi_gpus(smi('query-gpu.csv'))
     assert [(g['index'], g['name'], g['driver_version'], g['mig_mode'], g['memory_mib']) for g in gpus] == [
         (0, 'NVIDIA H200', '580.159.04', 'Disabled', 143771), (1, 'NVIDIA H200', '580.159.04', 'Disabled', 143771)]
-    assert nccl.parse_nvidia_smi_gpus(smi('query-gpu-header.csv')) == gpus
-    assert nccl.parse_nvidia_smi_topology(smi('topo-m.txt')) == {'GPU0': {'GPU1': 'NV18'}, 'GPU1': {'GPU0': 'NV18'}}
+    assert nccl_preflight.parse_nvidia_smi_gpus(smi('query-gpu-header.csv')) == gpus
+    assert nccl_preflight.parse_nvidia_smi_topology(smi('topo-m.txt')) == {'GPU0': {'GPU1': 'NV18'}, 'GPU1': {'GPU0': 'NV18'}}
 
 
 def test_preflight_on_the_h200_capture():
-    gpus = nccl.parse_nvidia_smi_gpus(smi('query-gpu.csv'))
-    topology = nccl.parse_nvidia_smi_topology(smi('topo-m.txt'))
-    assert nccl.check_gpus(gpus, topology, expected_count=2, gpu_model='NVIDIA H200', min_driver=535) == []
-    problems = nccl.check_gpus(gpus, topology, expected_count=8, gpu_model='NVIDIA H100', min_driver=535)
+    gpus = nccl_preflight.parse_nvidia_smi_gpus(smi('query-gpu.csv'))
+    topology = nccl_preflight.parse_nvidia_smi_topology(smi('topo-m.txt'))
+    assert nccl_preflight.check_gpus(gpus, topology, expected_count=2, gpu_model='NVIDIA H200', min_driver=535) == []
+    problems = nccl_preflight.check_gpus(gpus, topology, expected_count=8, gpu_model='NVIDIA H100', min_driver=535)
     assert problems == ['nvidia-smi shows 2 GPU(s); the family has 8: a GPU is missing or the driver is not loaded',
                         'GPU model NVIDIA H200, expected NVIDIA H100']
 
 
 def test_preflight_finds_mig_and_pcie_links():
-    gpus = nccl.parse_nvidia_smi_gpus(smi('query-gpu.csv').replace('Disabled', 'Enabled', 1))
-    topology = nccl.parse_nvidia_smi_topology(smi('topo-m.txt').replace('NV18', 'SYS'))
-    problems = nccl.check_gpus(gpus, topology)
+    gpus = nccl_preflight.parse_nvidia_smi_gpus(smi('query-gpu.csv').replace('Disabled', 'Enabled', 1))
+    topology = nccl_preflight.parse_nvidia_smi_topology(smi('topo-m.txt').replace('NV18', 'SYS'))
+    problems = nccl_preflight.check_gpus(gpus, topology)
     assert problems == ['MIG mode is Enabled on GPU 0: NCCL tests need whole GPUs; disable MIG first',
                         'GPU pairs not linked by NVLink: GPU0-GPU1 SYS']
 
 
 def test_bad_nvidia_smi_line_names_the_line():
     with pytest.raises(ValueError, match='nvidia-smi line 1'):
-        nccl.parse_nvidia_smi_gpus('No devices were found')
+        nccl_preflight.parse_nvidia_smi_gpus('No devices were found')
 
 
 def test_preflight_matches_what_it_printed_on_the_h200_machine():
     """preflight-result.json: the same functions run against the live nvidia-smi there (2026-11-30)."""
     with open(os.path.join(SMI, 'preflight-result.json'), encoding='utf-8') as handle:
         live = json.load(handle)
-    gpus = nccl.parse_nvidia_smi_gpus(smi('query-gpu.csv'))
+    gpus = nccl_preflight.parse_nvidia_smi_gpus(smi('query-gpu.csv'))
     assert live['gpus'] == gpus
-    assert live['topology'] == nccl.parse_nvidia_smi_topology(smi('topo-m.txt'))
+    assert live['topology'] == nccl_preflight.parse_nvidia_smi_topology(smi('topo-m.txt'))
     assert live['problems_as_this_machine'] == []
-    assert live['problems_as_a3_ultragpu_8g'] == nccl.check_gpus(
+    assert live['problems_as_a3_ultragpu_8g'] == nccl_preflight.check_gpus(
         gpus, live['topology'], expected_count=8, gpu_model='NVIDIA H200', min_driver=535)

@@ -1,0 +1,131 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+# Compute Engine facts for GPUDirect VMs: boot image, instance defaults, provisioning models and
+# the network layout (management VPC + one VPC per data NIC). Sources: seed 000 (see families.py).
+#
+# Standard library only (imported on the controller; families.py imports the image defaults).
+#
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Optional
+
+
+# ---------------------------------------------------------------------------------------------
+# Compute Engine instance defaults (seed 000, "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" and
+# "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）", every gcloud command)
+# ---------------------------------------------------------------------------------------------
+
+COS_IMAGE_FAMILY = 'cos-121-lts'
+# seed 000: ``--image-family=cos-121-lts`` ("cos-121-lts 以降" -- this family or later).
+COS_IMAGE_PROJECT = 'cos-cloud'
+# seed 000: ``--image-project=cos-cloud``.
+GCE_METADATA = (('cos-update-strategy', 'update_disabled'),)
+# seed 000: ``--metadata=cos-update-strategy=update_disabled``.
+GCE_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)
+# seed 000: ``--scopes=https://www.googleapis.com/auth/cloud-platform`` (also seed 003 node pools).
+ON_HOST_MAINTENANCE = 'TERMINATE'
+# seed 000: ``--maintenance-policy=TERMINATE``.
+AUTOMATIC_RESTART = True
+# seed 000: ``--restart-on-failure``.
+MGMT_NIC_EXTERNAL_ADDRESS = True
+# seed 000: the management ``--network-interface`` has an address, data NICs say ``no-address``.
+DATA_NIC_EXTERNAL_ADDRESS = False
+# seed 000: every data ``--network-interface`` ends in ``no-address``.
+
+STANDARD = 'STANDARD'
+SPOT = 'SPOT'
+FLEX_START = 'FLEX_START'
+RESERVATION_BOUND = 'RESERVATION_BOUND'
+
+
+@dataclass(frozen=True)
+class ProvisioningModel:
+    """What a provisioning model needs on ``instances.insert`` (seed 000, tabs 標準 / スポット /
+    Flex Start / 予約で制限 under each "インスタンスを作成する" section).
+
+    ``STANDARD`` is the API default: the seed's 標準 tab passes no ``--provisioning-model``.
+    """
+
+    name: str
+    termination_action_required: bool
+    max_run_duration_required: bool = False
+    request_valid_for_duration_required: bool = False
+    reservation_affinity: Optional[str] = None
+    reservation_required: bool = False
+
+
+PROVISIONING_MODELS = MappingProxyType({
+    STANDARD: ProvisioningModel(STANDARD, termination_action_required=False),
+    SPOT: ProvisioningModel(SPOT, termination_action_required=True),
+    FLEX_START: ProvisioningModel(FLEX_START, termination_action_required=True, max_run_duration_required=True,
+                                  request_valid_for_duration_required=True, reservation_affinity='none'),
+    RESERVATION_BOUND: ProvisioningModel(RESERVATION_BOUND, termination_action_required=True,
+                                         reservation_affinity='specific', reservation_required=True),
+})
+TERMINATION_ACTIONS = ('STOP', 'DELETE')
+# seed 000: TERMINATION_ACTION is ``STOP`` or ``DELETE``.
+MAX_RUN_DURATION_RANGE = ('10m', '7d')
+# seed 000 Flex Start: RUN_DURATION "10 分～7 日".
+REQUEST_VALID_FOR_DURATION_RANGE = ('90s', '2h')
+# seed 000 Flex Start: VALID_FOR_DURATION 90s-2h for one zone, or ``0s`` for any zone of the region.
+REQUEST_VALID_FOR_DURATION_ANY_ZONE = '0s'
+
+# ---------------------------------------------------------------------------------------------
+# Compute Engine network layout (seed 000, "VPC ネットワークを設定する")
+# ---------------------------------------------------------------------------------------------
+
+GCE_NETWORK = MappingProxyType({
+    'subnet_mode': 'custom',
+    'mgmt_network': '{prefix}-mgmt-net',
+    'mgmt_subnet': '{prefix}-mgmt-sub',
+    'mgmt_subnet_range': '192.168.0.0/24',
+    'mgmt_internal_rule': '{prefix}-mgmt-internal',
+    'mgmt_ssh_rule': '{prefix}-mgmt-external-ssh',
+    'mgmt_ping_rule': '{prefix}-mgmt-external-ping',
+    'data_network': '{prefix}-data-net-{n}',
+    'data_subnet': '{prefix}-data-sub-{n}',
+    'data_subnet_range': '192.168.{n}.0/24',
+    'data_internal_rule': '{prefix}-data-internal-{n}',
+    'internal_rules': 'tcp:0-65535,udp:0-65535,icmp',
+    'internal_source_range': '192.168.0.0/16',
+    'ssh_rules': 'tcp:22',
+    'ping_rules': 'icmp',
+    'ping_source_range': '0.0.0.0/0',
+})
+# Names are ``str.format`` patterns (``prefix``, ``n`` from 1); seed 000 "管理ネットワーク、サブネット、
+# ファイアウォールルールを作成する" and "データネットワーク、サブネット、ファイアウォールルールを作成する".
+# The SSH rule's source range is the user's (SSH_SOURCE_IP_RANGE) and has no default.
+
+# A Compute Engine resource name (networks, subnets, firewall rules, instances): RFC 1035, 1-63 characters.
+GCE_NAME_PATTERN = re.compile(r'^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')
+
+
+def network_interfaces(prefix, data_nic_count):
+    """The (network, subnetwork) names of a GPUDirect network in NIC order: management, then data 1..N."""
+    layout = GCE_NETWORK
+    pairs = [(layout['mgmt_network'].format(prefix=prefix), layout['mgmt_subnet'].format(prefix=prefix))]
+    pairs += [(layout['data_network'].format(prefix=prefix, n=n), layout['data_subnet'].format(prefix=prefix, n=n))
+              for n in range(1, data_nic_count + 1)]
+    return pairs
+
+
+def data_subnet_ranges(data_nic_count):
+    """The seed's data subnet ranges, 192.168.1.0/24 .. 192.168.N.0/24."""
+    return [GCE_NETWORK['data_subnet_range'].format(n=n) for n in range(1, data_nic_count + 1)]
+
+
+def check_provisioning_model(family, provisioning_model, field='provisioning_model'):
+    """Raise ValueError when ``family`` (a catalog :class:`Family`) cannot use ``provisioning_model``
+    (a model its family's sources do not list). Families whose models no source lists are not checked."""
+    model = str(provisioning_model or STANDARD).upper()
+    if model not in PROVISIONING_MODELS:
+        raise ValueError('%s: unknown provisioning model %r; choose one of: %s'
+                         % (field, provisioning_model, ', '.join(PROVISIONING_MODELS)))
+    if family.provisioning_models is not None and model not in family.provisioning_models:
+        raise ValueError('%s: %s does not support %s; use one of: %s'
+                         % (field, family.machine_type, model, ', '.join(family.provisioning_models)))
+    return PROVISIONING_MODELS[model]

@@ -1,0 +1,232 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+# The machine types with GPUDirect and what every platform needs to know about them: GPUs, NICs,
+# MTU, GPUDirect technology, the NCCL network that proves it works and the pass thresholds. The
+# platform-specific facts live beside this file: compute.py (Compute Engine instances and networks),
+# host_stacks.py (Container-Optimized OS hosts: driver, RxDM, NCCL plugin), gke.py and openshift.py.
+#
+# Sources (the seed manuals are copied into tests/unit/seeds/ and the unit tests check every
+# string below against them):
+#
+# * seed 000 -- Compute Engine, "GPUDirect を有効にして A3 Mega、A3 High、または A3 Edge
+#   インスタンスを作成する" (Japanese).
+# * seed 001 -- GKE, "自動 NCCL インストーラを使用して GPUDirect RDMA を構成する" (Japanese).
+# * seed 003 -- GKE, "Maximiza el ancho de banda de red de la GPU con GPUDirect y redes
+#   múltiples" (Spanish).
+# * seed 004 -- OpenShift, "第5章 NVIDIA GPUDirect Remote Direct Memory Access (RDMA)" (Japanese).
+# * design.md / references.md -- facts from the vendors' public repositories (public known-good
+#   version pairs, NCCL pass thresholds, OLM package names). These are marked ``source=...``
+#   and checked against a documented table in the tests, never against a seed.
+#
+# Standard library only: this file is imported on Container-Optimized OS targets as well as on
+# the controller, and must import under Python 3.8.
+#
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Optional, Tuple
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.compute import (
+    COS_IMAGE_FAMILY, COS_IMAGE_PROJECT, FLEX_START, GCE_METADATA, GCE_SCOPES, RESERVATION_BOUND, SPOT, STANDARD,
+)
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links import resource_name
+
+# ---------------------------------------------------------------------------------------------
+# Technologies and platforms
+# ---------------------------------------------------------------------------------------------
+
+TCPXO = 'TCPXO'
+# GPUDirect-TCPXO, A3 Mega (seed 000 intro; seed 003 "Funciones y capacidades ...").
+TCPX = 'TCPX'
+# GPUDirect-TCPX, A3 High and A3 Edge (seed 000 intro; seed 003).
+RDMA = 'RDMA'
+# GPUDirect RDMA over RoCE on CX7 NICs, A3 Ultra and A4 (seed 001 intro).
+TECHNOLOGIES = (TCPXO, TCPX, RDMA)
+
+GCE = 'gce'
+GKE = 'gke'
+PLATFORMS = (GCE, GKE)
+
+GVNIC = 'GVNIC'
+# Compute API nicType for Google Virtual NIC (seed 000 ``nic-type=GVNIC``).
+MRDMA = 'MRDMA'
+# Compute API nicType of the CX7 RDMA NICs; GKE's DRA device class is ``mrdma.google.com`` (seed 001).
+
+MIN_NVIDIA_DRIVER = 535
+# seed 003 "Requisitos": NVIDIA driver 535 or later (GKE ``gpu-driver-version=LATEST``); the NCCL
+# preflight checks the same floor on Compute Engine hosts.
+
+# The NCCL network (``NCCL INFO Using network NAME``) that proves each technology carries the traffic:
+# TCPX, seed 000's success line ``NET/GPUDirectTCPX``; TCPXO, the FasTrak plugin (the NCCL_FASTRAK_*
+# environment of seed 003); RDMA, the gIB plugin of seed 001's NCCL/gIB installer, or NCCL's own IB verbs.
+NCCL_NETWORKS = MappingProxyType({
+    TCPXO: ('FasTrak',),
+    TCPX: ('GPUDirectTCPX',),
+    RDMA: ('gIB', 'IB'),
+})
+
+# ---------------------------------------------------------------------------------------------
+# Machine families
+# ---------------------------------------------------------------------------------------------
+
+
+def eth_names(count):
+    """Guest interface names of ``count`` data NICs: eth1 .. ethN (eth0 is the management NIC)."""
+    return tuple('eth%d' % n for n in range(1, count + 1))
+
+
+@dataclass(frozen=True)
+class Family:
+    """Facts of one GPUDirect-capable machine type. ``None`` means no source gives the fact.
+
+    NIC counts: ``management_nic_count`` gVNICs that carry ordinary traffic plus
+    ``data_nic_count`` NICs of ``data_nic_type`` for GPU traffic.
+    """
+
+    machine_type: str
+    series: str
+    technology: str
+    platforms: Tuple[str, ...]
+    gpu_model: str
+    gpu_count: int
+    gpu_memory_gb: Optional[int]
+    gke_accelerator: Optional[str]
+    vcpus: Optional[int]
+    memory_gb: Optional[int]
+    management_nic_count: int
+    data_nic_count: int
+    data_nic_type: str
+    data_interface_names: Tuple[str, ...]
+    mtu: int
+    provisioning_models: Optional[Tuple[str, ...]]
+    image_family: Optional[str]
+    image_project: Optional[str]
+    metadata: Optional[Tuple[Tuple[str, str], ...]]
+    scopes: Optional[Tuple[str, ...]]
+    nccl_min_avg_busbw_gbps: Optional[float]
+    nccl_threshold_source: str
+    min_gvnic_driver: Optional[str] = None
+    mig_max_instances: Optional[int] = None
+    mig_instance_memory_gb: Optional[int] = None
+    nic_bandwidth_gbps: Optional[int] = None
+    gpu_fabric_bandwidth_gbps: Optional[int] = None
+    local_ssd_count: Optional[int] = None
+    management_nic_type: str = GVNIC
+
+    @property
+    def reservation_bound_allowed(self):
+        """Whether the family takes the RESERVATION_BOUND model (None when no source lists its models)."""
+        return None if self.provisioning_models is None else RESERVATION_BOUND in self.provisioning_models
+
+    @property
+    def nic_count(self):
+        """All NICs of an instance (management + data)."""
+        return self.management_nic_count + self.data_nic_count
+
+    @property
+    def metadata_dict(self):
+        """Default instance metadata as a new dict (``{}`` when the family has no GCE defaults)."""
+        return dict(self.metadata or ())
+
+
+_A3_GCE = dict(
+    gpu_model='NVIDIA H100', gpu_count=8, gpu_memory_gb=80,
+    vcpus=208, memory_gb=1872, management_nic_count=1, data_nic_type=GVNIC, mtu=8244,
+    image_family=COS_IMAGE_FAMILY, image_project=COS_IMAGE_PROJECT, metadata=GCE_METADATA,
+    scopes=GCE_SCOPES, mig_max_instances=7, mig_instance_memory_gb=10, nic_bandwidth_gbps=200,
+)
+_RDMA_GKE = dict(
+    platforms=(GKE,), vcpus=None, memory_gb=None, management_nic_count=2, data_nic_count=8,
+    data_nic_type=MRDMA, data_interface_names=(), mtu=8896,
+    provisioning_models=None, image_family=None, image_project=None, metadata=None, scopes=None,
+    gpu_fabric_bandwidth_gbps=3200,
+)
+_THRESHOLD_SOURCE = "design.md / references.md: cluster-toolkit daily tests, '# Avg bus bandwidth' of a 2-node all_gather"
+
+FAMILIES = MappingProxyType({
+    # seed 000 intro + "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" (9 gVNICs: 1 mgmt + 8 data, four
+    # provisioning tabs); seed 003 node pool (--accelerator=type=nvidia-h100-mega-80gb) and
+    # "Supercomputadoras" (up to 8 secondary NICs of 200 Gbps).
+    'a3-megagpu-8g': Family(
+        machine_type='a3-megagpu-8g', series='A3 Mega', technology=TCPXO, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-mega-80gb',
+        data_nic_count=8, data_interface_names=eth_names(8),
+        provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND),
+        nccl_min_avg_busbw_gbps=30.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
+    # seed 000 "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）" (1 + 4 gVNICs, driver
+    # 1.4.0rc3+); seed 003 node pool (--accelerator=type=nvidia-h100-80gb).
+    'a3-highgpu-8g': Family(
+        machine_type='a3-highgpu-8g', series='A3 High', technology=TCPX, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-80gb',
+        data_nic_count=4, data_interface_names=eth_names(4),
+        provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
+        nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
+    # Same section of seed 000. Provisioning models: seed 000's 予約で制限 tab says "予約型プロビジョニングモデル
+    # では、a3-edgegpu-8g マシンタイプはサポートされていません", but seed 000 is older than Google's current page,
+    # https://docs.cloud.google.com/compute/docs/instances/about-reservation-bound-instances ("A4X Max, A4X, A4,
+    # A3 Ultra, A3 Mega, A3 High with 8 GPUs, A3 Edge, and H4D instances"), which the collection and the test
+    # sandbox (tests/sandbox/rules.py) both follow: A3 Edge takes RESERVATION_BOUND.
+    # Seed 003 covers A3 High/Mega only: no GKE accelerator, GCE only.
+    # Threshold: same TCPX stack and NICs as A3 High, so A3 High's 25 GB/s (derived, see design brief).
+    'a3-edgegpu-8g': Family(
+        machine_type='a3-edgegpu-8g', series='A3 Edge', technology=TCPX, gke_accelerator=None,
+        data_nic_count=4, data_interface_names=eth_names(4),
+        provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
+        nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE + ' (A3 High value; same TCPX stack)',
+        platforms=(GCE,), **_A3_GCE),
+    # seed 001: CX7 RoCE, 3.2 Tbps; nvidia-h200-141gb; node pool with 1 extra gVNIC network + 8 RDMA
+    # subnets ("高度な構成"); Terraform example: local_ssd_count = 32 for a3-ultragpu-8g. GKE only.
+    'a3-ultragpu-8g': Family(
+        machine_type='a3-ultragpu-8g', series='A3 Ultra', technology=RDMA, gke_accelerator='nvidia-h200-141gb',
+        gpu_model='NVIDIA H200', gpu_count=8, gpu_memory_gb=141, local_ssd_count=32,
+        nccl_min_avg_busbw_gbps=100.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_RDMA_GKE),
+    # seed 001 as above; nvidia-b200. No source gives B200 memory per GPU or a pass threshold.
+    'a4-highgpu-8g': Family(
+        machine_type='a4-highgpu-8g', series='A4', technology=RDMA, gke_accelerator='nvidia-b200',
+        gpu_model='NVIDIA B200', gpu_count=8, gpu_memory_gb=None,
+        nccl_min_avg_busbw_gbps=None, nccl_threshold_source='none: no source gives an A4 threshold', **_RDMA_GKE),
+})
+
+
+def choices_text(values):
+    return ', '.join(sorted(values))
+
+
+def check_technology(technology, field='technology'):
+    tech = str(technology or '').upper().replace('GPUDIRECT-', '')
+    if tech not in TECHNOLOGIES:
+        raise ValueError('%s: unknown GPUDirect technology %r; choose one of: %s'
+                         % (field, technology, ', '.join(TECHNOLOGIES)))
+    return tech
+
+
+def check_platform(platform, field='platform'):
+    plat = str(platform or '').lower()
+    if plat not in PLATFORMS:
+        raise ValueError('%s: unknown platform %r; choose one of: %s' % (field, platform, ', '.join(PLATFORMS)))
+    return plat
+
+
+def get_family(machine_type, field='machine_type'):
+    """Return the :class:`Family` of ``machine_type``.
+
+    Accepts a bare name (``a3-megagpu-8g``) or a Compute API URL / partial URL ending in
+    ``machineTypes/NAME``. Raises ValueError naming ``field`` and the known families.
+    """
+    try:
+        return FAMILIES[resource_name(machine_type)]
+    except KeyError:
+        raise ValueError('%s: %r is not a GPUDirect machine family known to aiinfra.gpudirect; choose one of: %s'
+                         % (field, machine_type, choices_text(FAMILIES))) from None
+
+
+def families_for_technology(technology):
+    """Families that use ``technology``, in catalog order."""
+    tech = check_technology(technology)
+    return tuple(f for f in FAMILIES.values() if f.technology == tech)
+
+
+GCE_MACHINE_TYPES = tuple(name for name, family in FAMILIES.items() if GCE in family.platforms)
+# The machine types the Compute Engine path (modules, roles, playbooks) accepts, in catalog order;
+# the argument specs and docs that must list them literally are checked against this by
+# tests/unit/test_catalog_copies.py.

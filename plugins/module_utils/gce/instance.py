@@ -1,0 +1,289 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan of a group of A3 VMs on Compute Engine, as pure data.
+
+Seed 000 creates each VM with one long `gcloud compute instances create` per provisioning model.
+build_instance_spec() checks the inputs against the machine-family catalog and returns the
+request body gcloud would send for that command (same fields, same scheduling semantics: a Spot
+VM never restarts automatically, FLEX_START takes no reservation, RESERVATION_BOUND takes a
+specific one); differences() sorts what differs on an existing VM into what can be set in place
+(labels, metadata, tags) and what only a new VM can change.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+
+DURATION_PATTERN = re.compile(r'^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$')
+RESERVATION_KEY = 'compute.googleapis.com/reservation-name'
+LABEL_PATTERN = re.compile(r'^[a-z][-_a-z0-9]{0,62}$')
+LABEL_VALUE_PATTERN = re.compile(r'^[-_a-z0-9]{0,63}$')
+
+
+class SpecError(ValueError):
+    """An input that cannot make the VMs; the text names the field and the fix."""
+
+
+def parse_duration(field, value):
+    """Seconds of a gcloud duration ('7d', '1h2m3s', '90s')."""
+    match = DURATION_PATTERN.match(str(value or '').strip())
+    if not value or not match or not any(match.groups()):
+        raise SpecError("%s: '%s' is not a duration; write it as days, hours, minutes and seconds, e.g. 1h30m or 7d" % (field, value))
+    days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def _check_range(field, seconds, bounds, extra_allowed=()):
+    low, high = (parse_duration(field, bound) for bound in bounds)
+    if seconds in extra_allowed:
+        return
+    if not low <= seconds <= high:
+        allowed = ' (or %s)' % ', '.join('%ss' % value for value in extra_allowed) if extra_allowed else ''
+        raise SpecError('%s: %ss is outside %s-%s%s' % (field, seconds, bounds[0], bounds[1], allowed))
+
+
+def instance_names(names=None, count=None, name_pattern=None, prefix=None):
+    """The VM names: given, or `count` of them from `name_pattern` ({prefix}, {n} from 1)."""
+    if names:
+        result = list(names)
+    elif count:
+        if not name_pattern:
+            raise SpecError('name_pattern: give a pattern with {n}, e.g. a3high-vm-{n}, or list the names')
+        if prefix is None and '{prefix}' in name_pattern:
+            raise SpecError('name_pattern: %r uses {prefix}, which comes from network_prefix; give names, or a pattern without {prefix}'
+                            % name_pattern)
+        try:
+            result = [name_pattern.format(prefix=prefix, n=n) for n in range(1, count + 1)]
+        except (KeyError, IndexError, ValueError) as exc:
+            raise SpecError('name_pattern: %r has an unknown placeholder (%s); use {prefix} and {n}' % (name_pattern, exc)) from None
+        if len(set(result)) != len(result):
+            raise SpecError('name_pattern: %r gives the same name to every VM; put {n} in it' % name_pattern)
+    else:
+        raise SpecError('names/count: give the VM names, or a count with a name_pattern')
+    for name in result:
+        if not compute.GCE_NAME_PATTERN.match(name):
+            raise SpecError("names: '%s' is not a valid VM name (lowercase letters, digits and hyphens, starting with a letter, "
+                            "at most 63 characters)" % name)
+    if len(set(result)) != len(result):
+        raise SpecError('names: %s appears more than once' % sorted({n for n in result if result.count(n) > 1})[0])
+    return result
+
+
+def check_interfaces(family, pairs):
+    """The catalog's NIC rule: 1 management + N data NICs, each on its own VPC network."""
+    expected = family.nic_count
+    if len(pairs) != expected:
+        raise SpecError('network_interfaces: %s needs %d NICs (%d management + %d data, %s), %d given; use network_prefix or list %d'
+                        % (family.machine_type, expected, family.management_nic_count, family.data_nic_count,
+                           family.technology, len(pairs), expected))
+    networks = [links.resource_name(network) for network, _subnet in pairs]
+    duplicated = sorted({name for name in networks if networks.count(name) > 1})
+    if duplicated:
+        raise SpecError('network_interfaces: network %s carries more than one NIC; each NIC of a VM needs its own VPC network'
+                        % duplicated[0])
+
+
+class InstanceSpec:
+    """Everything the VMs of one call share, and the request body of one VM."""
+
+    def __init__(self, project, zone, family, body_template, provisioning_model, reservation):
+        self.project = project
+        self.zone = zone
+        self.family = family
+        self.template = body_template
+        self.provisioning_model = provisioning_model
+        self.reservation = reservation
+
+    def body(self, name, zone=None):
+        zone = zone or self.zone
+        body = copy.deepcopy(self.template)
+        body['name'] = name
+        body['machineType'] = 'zones/%s/machineTypes/%s' % (zone, self.family.machine_type)
+        return body
+
+
+def build_instance_spec(project, zone, machine_type, interfaces, provisioning_model='standard', termination_action=None,
+                        max_run_duration=None, request_valid_for_duration=None, reservation=None, restart_on_failure=True,
+                        image=None, image_family=None, image_project=None, boot_disk_size_gb=None, boot_disk_type=None,
+                        metadata=None, service_account_email='default', scopes=None, labels=None, tags=None,
+                        placement_policy=None, external_ip=True):
+    """Check every input against the catalog and return the InstanceSpec; raise SpecError first."""
+    try:
+        family = families.get_family(machine_type, field='machine_type')
+        model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model')
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    if families.GCE not in family.platforms:
+        raise SpecError('machine_type: %s runs on GKE only in this collection; use the GKE roles' % family.machine_type)
+    check_interfaces(family, interfaces)
+    scheduling = {'onHostMaintenance': compute.ON_HOST_MAINTENANCE, 'automaticRestart': bool(restart_on_failure)}
+    body = {'canIpForward': False, 'deletionProtection': False, 'scheduling': scheduling}
+    if model.name != compute.STANDARD:
+        scheduling['provisioningModel'] = model.name
+    if model.termination_action_required:
+        if not termination_action:
+            raise SpecError('termination_action: %s needs one of %s (what happens to the VM when it is reclaimed or its time ends)'
+                            % (model.name.lower(), ', '.join(compute.TERMINATION_ACTIONS)))
+        scheduling['instanceTerminationAction'] = termination_action.upper()
+    elif termination_action:
+        raise SpecError('termination_action: only spot, flex_start and reservation_bound VMs take one; remove it for %s' % model.name.lower())
+    if model.name == compute.SPOT:
+        # gcloud sends SPOT as preemptible without automatic restart, even with --restart-on-failure.
+        scheduling.update(automaticRestart=False, preemptible=True)
+    if model.max_run_duration_required:
+        if not max_run_duration:
+            raise SpecError('max_run_duration: flex_start VMs need one (%s to %s), e.g. 7d' % compute.MAX_RUN_DURATION_RANGE)
+        seconds = parse_duration('max_run_duration', max_run_duration)
+        _check_range('max_run_duration', seconds, compute.MAX_RUN_DURATION_RANGE)
+        scheduling['maxRunDuration'] = {'seconds': str(seconds)}
+    elif max_run_duration:
+        raise SpecError('max_run_duration: only flex_start VMs take one in this collection; remove it for %s' % model.name.lower())
+    if model.request_valid_for_duration_required:
+        if request_valid_for_duration is None:
+            raise SpecError('request_valid_for_duration: flex_start VMs need one: 90s to 2h for this zone only, or 0s for any zone')
+        seconds = parse_duration('request_valid_for_duration', request_valid_for_duration) if request_valid_for_duration != '0s' else 0
+        _check_range('request_valid_for_duration', seconds, compute.REQUEST_VALID_FOR_DURATION_RANGE, extra_allowed=(0,))
+        body['params'] = {'requestValidForDuration': {'seconds': str(seconds)}}
+    elif request_valid_for_duration:
+        raise SpecError('request_valid_for_duration: only flex_start VMs take one; remove it for %s' % model.name.lower())
+    if model.reservation_affinity == 'none':
+        body['reservationAffinity'] = {'consumeReservationType': 'NO_RESERVATION'}
+    if model.reservation_required:
+        if not reservation:
+            raise SpecError('reservation: reservation_bound VMs need the name or URL of a specific reservation')
+        body['reservationAffinity'] = {'consumeReservationType': 'SPECIFIC_RESERVATION', 'key': RESERVATION_KEY, 'values': [reservation]}
+    elif reservation:
+        raise SpecError('reservation: only reservation_bound VMs take one; set provisioning_model: reservation_bound or remove it')
+
+    if image and (image_family or image_project):
+        raise SpecError('image: give either image or image_family/image_project, not both')
+    if image:
+        source = image
+    else:
+        source = 'projects/%s/global/images/family/%s' % (image_project or family.image_project, image_family or family.image_family)
+    disk = {'autoDelete': True, 'boot': True, 'mode': 'READ_WRITE', 'type': 'PERSISTENT', 'initializeParams': {'sourceImage': source}}
+    if boot_disk_size_gb is not None:
+        disk['initializeParams']['diskSizeGb'] = str(boot_disk_size_gb)
+    if boot_disk_type:
+        disk['initializeParams']['diskType'] = 'zones/%s/diskTypes/%s' % (zone, boot_disk_type)
+    body['disks'] = [disk]
+
+    items = dict(family.metadata_dict if metadata is None else {})
+    items.update(metadata or {})
+    if items:
+        body['metadata'] = {'items': [{'key': key, 'value': str(value)} for key, value in sorted(items.items())]}
+    body['serviceAccounts'] = [{'email': service_account_email, 'scopes': list(scopes or family.scopes)}]
+    for key, value in (labels or {}).items():
+        if not LABEL_PATTERN.match(key) or not LABEL_VALUE_PATTERN.match(str(value)):
+            raise SpecError("labels: '%s: %s' is not a valid label (lowercase letters, digits, - and _; keys start with a letter)"
+                            % (key, value))
+    if labels:
+        body['labels'] = dict(labels)
+    if tags:
+        body['tags'] = {'items': sorted(tags)}
+    if placement_policy:
+        body['resourcePolicies'] = ['regions/%s/resourcePolicies/%s' % (links.region_of(zone), placement_policy)]
+
+    nics = []
+    for index, (network, subnetwork) in enumerate(interfaces):
+        nic = {'network': network if '/' in network else 'global/networks/%s' % network,
+               'subnetwork': subnetwork if '/' in subnetwork else 'regions/%s/subnetworks/%s' % (links.region_of(zone), subnetwork),
+               'nicType': families.GVNIC}
+        if index == 0 and external_ip:
+            nic['accessConfigs'] = [{'name': 'external-nat', 'type': 'ONE_TO_ONE_NAT'}]
+        nics.append(nic)
+    body['networkInterfaces'] = nics
+    return InstanceSpec(project, zone, family, body, model.name, reservation)
+
+
+# Fields that can be set on a VM in place, each through its own method with the fingerprint.
+IN_PLACE = {'labels': 'setLabels', 'metadata': 'setMetadata', 'tags': 'setTags'}
+
+
+def comparable(field, value):
+    """A field of a body or of an API resource reduced to what decides equality."""
+    if field == 'machineType':
+        return links.resource_name(value)
+    if field == 'networkInterfaces':
+        return [(links.resource_name(nic.get('network')), links.resource_name(nic.get('subnetwork')), nic.get('nicType') or 'VIRTIO_NET',
+                 bool(nic.get('accessConfigs'))) for nic in value or []]
+    if field == 'scheduling':
+        value = dict(value or {})
+        value.setdefault('provisioningModel', 'STANDARD')
+        value.pop('preemptible', None)
+        keep = ('onHostMaintenance', 'automaticRestart', 'provisioningModel', 'instanceTerminationAction', 'maxRunDuration')
+        return {key: value.get(key) for key in keep if value.get(key) is not None}
+    if field == 'reservationAffinity':
+        value = dict(value or {})
+        return (value.get('consumeReservationType', 'ANY_RESERVATION'), tuple(links.resource_name(v) for v in value.get('values', [])))
+    if field == 'metadata':
+        return sorted((item['key'], item.get('value')) for item in (value or {}).get('items', []))
+    if field == 'tags':
+        return sorted((value or {}).get('items', []))
+    if field == 'labels':
+        return dict(value or {})
+    if field == 'serviceAccounts':
+        return [(account.get('email'), sorted(account.get('scopes', []))) for account in value or []]
+    if field == 'resourcePolicies':
+        return sorted(links.resource_name(policy) for policy in value or [])
+    return value
+
+
+# Fields compared on an existing VM; the boot disk's image and size are only read at creation
+# (GCE records the resolved image, not the family asked for).
+COMPARED = ('machineType', 'networkInterfaces', 'scheduling', 'reservationAffinity', 'metadata', 'tags', 'labels',
+            'serviceAccounts', 'resourcePolicies')
+
+
+def differences(body, current):
+    """(in_place, recreate): the compared fields of `body` that differ on `current`."""
+    in_place, recreate = [], []
+    for field in COMPARED:
+        wanted = body.get(field)
+        if wanted is None and field in ('labels', 'tags', 'resourcePolicies', 'reservationAffinity'):
+            continue
+        if field == 'serviceAccounts':
+            wanted = [dict(account) for account in wanted]   # copies: the default email is filled in below
+            if wanted and wanted[0]['email'] == 'default':
+                # The API answers with the project's default service account's address.
+                current_accounts = current.get('serviceAccounts') or [{}]
+                wanted[0]['email'] = current_accounts[0].get('email')
+        if comparable(field, wanted) != comparable(field, current.get(field)):
+            (in_place if field in IN_PLACE else recreate).append(field)
+    return in_place, recreate
+
+
+def instance_summary(instance):
+    """What the module returns for one VM: addresses in NIC order."""
+    nics = instance.get('networkInterfaces', [])
+    external = [config.get('natIP') for nic in nics[:1] for config in nic.get('accessConfigs', []) if config.get('natIP')]
+    scheduling = instance.get('scheduling', {})
+    return {
+        'name': instance['name'],
+        'zone': links.resource_name(instance.get('zone')),
+        'status': instance.get('status'),
+        'machine_type': links.resource_name(instance.get('machineType')),
+        'provisioning_model': scheduling.get('provisioningModel', 'STANDARD'),
+        'management_ip': nics[0].get('networkIP') if nics else None,
+        'external_ip': external[0] if external else None,
+        'data_ips': [nic.get('networkIP') for nic in nics[1:]],
+        'networks': [links.resource_name(nic.get('network')) for nic in nics],
+        'nic_types': [nic.get('nicType', 'VIRTIO_NET') for nic in nics],
+        'self_link': instance.get('selfLink'),
+    }
+
+
+def planned_summary(spec, name):
+    """The summary of a VM that does not exist (yet): what it would be, with status ABSENT and no addresses."""
+    body = spec.body(name)
+    return {
+        'name': name, 'zone': None, 'status': 'ABSENT', 'machine_type': spec.family.machine_type,
+        'provisioning_model': spec.provisioning_model, 'management_ip': None, 'external_ip': None, 'data_ips': [],
+        'networks': [links.resource_name(nic['network']) for nic in body['networkInterfaces']],
+        'nic_types': [nic['nicType'] for nic in body['networkInterfaces']], 'self_link': None,
+    }

@@ -1,0 +1,256 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan of a GPUDirect network on Compute Engine, as pure data.
+
+Seed 000 builds a cluster's GPUDirect network by hand: a management VPC with its subnet and three firewall
+rules, then one VPC per data NIC with its subnet and an internal rule. build_plan() turns a family,
+a prefix and a region into exactly those resources, as the request bodies gcloud would send,
+after checking every input; differences() compares one planned resource with what exists and
+sorts each difference into what a PATCH can change and what only a new resource can.
+
+Nothing here talks to the API, so every rule is unit-tested on its own.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+
+# The API accepts MTUs from 1300 to 8896 (Compute Engine VPC documentation).
+MTU_RANGE = (1300, 8896)
+OPEN_TO_WORLD = ('0.0.0.0/0', '::/0')
+MANAGEMENT, DATA = 'management', 'data'
+
+
+class PlanError(ValueError):
+    """An input that cannot make a GPUDirect network; the text names the field and the fix."""
+
+
+def parse_rules(spec):
+    """gcloud's --rules syntax ('tcp:0-65535,udp:0-65535,icmp') as the API's `allowed` list."""
+    allowed = []
+    for rule in spec.split(','):
+        protocol, colon, ports = rule.strip().partition(':')
+        entry = {'IPProtocol': protocol}
+        if colon:
+            entry['ports'] = ports.split(';')
+        allowed.append(entry)
+    return allowed
+
+
+class ResourcePlan:
+    """One network, subnetwork or firewall to have: its collection path, name and request body."""
+
+    def __init__(self, kind, path, name, body):
+        self.kind = kind
+        self.path = path
+        self.name = name
+        self.body = body
+
+    @property
+    def resource_path(self):
+        return '%s/%s' % (self.path, self.name)
+
+    def describe(self):
+        return "%s '%s'" % (self.kind, self.name)
+
+
+class NetworkChain:
+    """A VPC with its subnet and firewall rules: created in that order, deleted in reverse."""
+
+    def __init__(self, role, index, network, subnet, firewalls):
+        self.role = role
+        self.index = index
+        self.network = network
+        self.subnet = subnet
+        self.firewalls = firewalls
+
+    @property
+    def resources(self):
+        return [self.network, self.subnet] + self.firewalls
+
+
+class NetworkPlan:
+    def __init__(self, family, prefix, region, mtu, management_cidr, data_cidrs, internal_source_ranges, chains):
+        self.family = family
+        self.prefix = prefix
+        self.region = region
+        self.mtu = mtu
+        self.management_cidr = management_cidr
+        self.data_cidrs = data_cidrs
+        self.internal_source_ranges = internal_source_ranges
+        self.chains = chains
+
+    @property
+    def network_names(self):
+        return [chain.network.name for chain in self.chains]
+
+    @property
+    def resources(self):
+        """Every resource of the plan, chain by chain (network, subnet, rules)."""
+        return [resource for chain in self.chains for resource in chain.resources]
+
+    def summary(self):
+        return {'machine_type': self.family.machine_type, 'technology': self.family.technology, 'network_prefix': self.prefix,
+                'region': self.region, 'mtu': self.mtu, 'management_cidr': self.management_cidr,
+                'data_cidrs': list(self.data_cidrs), 'internal_source_ranges': list(self.internal_source_ranges),
+                'networks': self.network_names}
+
+
+def _network(project, name):
+    return 'projects/%s/global/networks/%s' % (project, name)
+
+
+def _check_name(field, name):
+    if not compute.GCE_NAME_PATTERN.match(name):
+        raise PlanError("%s: '%s' is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
+                        "letter, at most 63 characters); choose a shorter or simpler prefix" % (field, name))
+
+
+def _networks(field, values):
+    parsed = []
+    for value in values:
+        try:
+            parsed.append(ipaddress.ip_network(value, strict=True))
+        except ValueError as exc:
+            raise PlanError('%s: %r is not a CIDR range (%s); write it like 192.168.1.0/24' % (field, value, exc)) from None
+    return parsed
+
+
+def _check_cidrs(management_cidr, data_cidrs, data_nic_count):
+    if len(data_cidrs) != data_nic_count:
+        raise PlanError('data_cidrs: %d ranges given, but this family has %d data NICs; give exactly %d ranges or leave data_cidrs unset'
+                        % (len(data_cidrs), data_nic_count, data_nic_count))
+    ranges = _networks('management_cidr', [management_cidr]) + _networks('data_cidrs', data_cidrs)
+    for range_ in ranges:
+        if range_.version != 4 or not range_.is_private:
+            raise PlanError('management_cidr/data_cidrs: %s is not a private IPv4 range; use RFC 1918 space such as 192.168.0.0/16' % range_)
+        if range_.prefixlen > 29:
+            raise PlanError('management_cidr/data_cidrs: %s is smaller than the /29 a subnet needs; use a wider range' % range_)
+    for index, first in enumerate(ranges):
+        for second in ranges[index + 1:]:
+            if first.overlaps(second):
+                raise PlanError('management_cidr/data_cidrs: %s overlaps %s; every subnet of the GPUDirect network needs its own range' % (first, second))
+
+
+def _check_sources(field, ranges, open_allowed_by):
+    _networks(field, ranges)
+    opened = [value for value in ranges if value in OPEN_TO_WORLD]
+    if opened and not open_allowed_by:
+        raise PlanError('%s: %s opens the port to the whole internet; give your own address ranges, or set %s: true to say you mean it'
+                        % (field, opened[0], open_allowed_by or 'the matching *_from_anywhere option'))
+
+
+def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=None, data_cidrs=None,
+               internal_source_ranges=None, ssh_source_ranges=(), ssh_from_anywhere=False, icmp_source_ranges=None):
+    """Check every input and return the NetworkPlan; raise PlanError before anything is created."""
+    try:
+        family = families.get_family(machine_type, field='machine_type')
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+    if families.GCE not in family.platforms:
+        raise PlanError('machine_type: %s runs GPUDirect %s on GKE only in this collection; use a Compute Engine machine type (%s)'
+                        % (family.machine_type, family.technology, ', '.join(families.GCE_MACHINE_TYPES)))
+    layout = compute.GCE_NETWORK
+    mtu = family.mtu if mtu is None else mtu
+    if not MTU_RANGE[0] <= mtu <= MTU_RANGE[1]:
+        raise PlanError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for the machine type default %d'
+                        % (mtu, MTU_RANGE[0], MTU_RANGE[1], family.mtu))
+    management_cidr = management_cidr or layout['mgmt_subnet_range']
+    count = family.data_nic_count
+    data_cidrs = list(data_cidrs or compute.data_subnet_ranges(count))
+    _check_cidrs(management_cidr, data_cidrs, count)
+    if internal_source_ranges is None:
+        default_plan = management_cidr == layout['mgmt_subnet_range'] and all(
+            ipaddress.ip_network(cidr).subnet_of(ipaddress.ip_network(layout['internal_source_range'])) for cidr in data_cidrs)
+        internal_source_ranges = [layout['internal_source_range']] if default_plan else [management_cidr] + data_cidrs
+    _check_sources('internal_source_ranges', internal_source_ranges, None)
+    _check_sources('ssh_source_ranges', list(ssh_source_ranges or []), 'ssh_from_anywhere' if ssh_from_anywhere else None)
+    icmp_source_ranges = [layout['ping_source_range']] if icmp_source_ranges is None else list(icmp_source_ranges)
+    _networks('icmp_source_ranges', icmp_source_ranges)
+    if not prefix:
+        raise PlanError('network_prefix: give the name prefix of the GPUDirect network, e.g. a3high (networks become a3high-mgmt-net, a3high-data-net-1, ...)')
+    names = [layout[key].format(prefix=prefix, n=count) for key in ('mgmt_ping_rule', 'data_internal_rule', 'data_network')]
+    for name in names:
+        _check_name('network_prefix', name)
+
+    def network(name):
+        return ResourcePlan('network', 'global/networks', name, {
+            'name': name, 'autoCreateSubnetworks': False, 'mtu': mtu, 'routingConfig': {'routingMode': 'REGIONAL'}})
+
+    def subnet(name, network_name, cidr):
+        return ResourcePlan('subnetwork', 'regions/%s/subnetworks' % region, name, {
+            'name': name, 'network': _network(project, network_name), 'ipCidrRange': cidr, 'privateIpGoogleAccess': False})
+
+    def firewall(name, network_name, rules, sources):
+        return ResourcePlan('firewall', 'global/firewalls', name, {
+            'name': name, 'network': _network(project, network_name), 'direction': 'INGRESS',
+            'allowed': parse_rules(rules), 'sourceRanges': list(sources)})
+
+    (mgmt, mgmt_subnet), *data_names = compute.network_interfaces(prefix, count)
+    firewalls = [firewall(layout['mgmt_internal_rule'].format(prefix=prefix), mgmt, layout['internal_rules'], internal_source_ranges)]
+    if ssh_source_ranges:
+        firewalls.append(firewall(layout['mgmt_ssh_rule'].format(prefix=prefix), mgmt, layout['ssh_rules'], ssh_source_ranges))
+    if icmp_source_ranges:
+        firewalls.append(firewall(layout['mgmt_ping_rule'].format(prefix=prefix), mgmt, layout['ping_rules'], icmp_source_ranges))
+    chains = [NetworkChain(MANAGEMENT, 0, network(mgmt), subnet(mgmt_subnet, mgmt, management_cidr), firewalls)]
+    for n, ((data, data_subnet), cidr) in enumerate(zip(data_names, data_cidrs), start=1):
+        chains.append(NetworkChain(DATA, n, network(data), subnet(data_subnet, data, cidr), [
+            firewall(layout['data_internal_rule'].format(prefix=prefix, n=n), data, layout['internal_rules'], internal_source_ranges)]))
+    return NetworkPlan(family, prefix, region, mtu, management_cidr, data_cidrs, internal_source_ranges, chains)
+
+
+# Fields a PATCH can change, per kind; every other planned field needs a new resource.
+PATCHABLE = {
+    'network': ('mtu', 'routingConfig'),
+    'subnetwork': (),
+    'firewall': ('allowed', 'sourceRanges'),
+}
+
+
+# Set when a resource is created and then left alone: the name is the identity, and a subnet's
+# private Google access has its own method (setPrivateIpGoogleAccess) that users turn on by hand.
+UNMANAGED_AFTER_CREATE = ('name', 'privateIpGoogleAccess')
+
+
+def _comparable(field, value):
+    if field == 'network' and isinstance(value, str):
+        return links.resource_name(value)
+    if field == 'allowed':
+        return sorted((item.get('IPProtocol'), tuple(item.get('ports', ()))) for item in value or [])
+    if field == 'sourceRanges':
+        return sorted(value or [])
+    if field == 'routingConfig':
+        return (value or {}).get('routingMode', 'REGIONAL')
+    if field in ('privateIpGoogleAccess', 'autoCreateSubnetworks'):
+        return bool(value)
+    return value
+
+
+def differences(plan, current):
+    """(patch, immutable): the planned fields that differ from `current`, split by whether PATCH can change them."""
+    patch, immutable = {}, []
+    for field, wanted in plan.body.items():
+        if field in UNMANAGED_AFTER_CREATE:
+            continue
+        if _comparable(field, wanted) != _comparable(field, current.get(field)):
+            if field in PATCHABLE[plan.kind]:
+                patch[field] = wanted
+            else:
+                immutable.append(field)
+    return patch, immutable
+
+
+def view(resource):
+    """The fields of an existing resource that the plan manages, for diff output."""
+    if resource is None:
+        return None
+    keep = ('name', 'mtu', 'autoCreateSubnetworks', 'routingConfig', 'network', 'ipCidrRange', 'privateIpGoogleAccess',
+            'direction', 'allowed', 'sourceRanges')
+    result = {key: resource[key] for key in keep if key in resource}
+    if 'network' in result:
+        result['network'] = _comparable('network', result['network'])
+    return result

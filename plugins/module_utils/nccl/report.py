@@ -1,0 +1,203 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NCCL test reports: report.json, JUnit XML, a Markdown summary and a PNG plot (controller side).
+
+Everything but the plot is standard library. The plot needs matplotlib, imported only when a plot
+is drawn (the ``nccl_report`` module turns its absence into a missing_required_lib message).
+
+Report directory:
+
+* ``report.json``  -- schema ``aiinfra.gpudirect/nccl-report/1``: per collective ``name``,
+  ``avg_busbw`` (as printed), ``avg_busbw_recomputed``, ``busbw_at_largest_size``, ``network``,
+  ``verdict`` and ``reasons``, plus the rows; the whole verdict; the baseline comparison.
+* ``junit.xml``    -- one test case per collective and criterion (Jenkins junit-10.xsd).
+* ``summary.md``   -- a table people read at a glance.
+* ``busbw.png``    -- busbw against message size (log axis) with the threshold line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.verdict import collective_label, collective_limits
+
+REPORT_SCHEMA = 'aiinfra.gpudirect/nccl-report/1'
+FILES = ('report.json', 'junit.xml', 'summary.md', 'busbw.png')
+PLOT_SIZE_INCHES = (10, 6)
+PLOT_DPI = 100
+# 1000 x 600 pixels: wide enough for 20+ sizes on the axis, small enough for a CI artifact.
+
+
+def _collective_entry(index, coll, verdict):
+    name = collective_label(coll, index)
+    own = verdict['collectives'].get(name, {'verdict': 'FAIL', 'reasons': ['not judged']})
+    limits = collective_limits(verdict['thresholds'], coll)
+    return {
+        'name': name,
+        'name_source': coll.get('name_source'),
+        'avg_busbw': coll['avg_busbw'],
+        'avg_busbw_recomputed': coll['avg_busbw_recomputed'],
+        'busbw_at_largest_size': coll['busbw_at_largest_size'],
+        'largest_size': coll['largest_size'],
+        'peak_busbw': coll['peak_busbw'],
+        'peak_busbw_size': coll['peak_busbw_size'],
+        'network': coll['network'],
+        'out_of_bounds': coll['out_of_bounds'],
+        'out_of_bounds_status': coll['out_of_bounds_status'],
+        'wrong_total': coll['wrong_total'],
+        'ranks': coll['ranks'],
+        'ranks_source': coll['ranks_source'],
+        'gpus_per_rank': coll['gpus_per_rank'],
+        'nccl_version': coll['nccl_version'],
+        'complete': coll['complete'],
+        'thresholds': {k: v for k, v in limits.items() if k != 'source'},
+        'verdict': own['verdict'],
+        'reasons': own['reasons'],
+        'warnings': [w['text'] for w in coll['warnings']],
+        'rows': coll['rows'],
+    }
+
+
+def build_report(results, verdict, source=None, generated_at=None, baseline_path=None):
+    """The report.json document for parsed ``results`` and their ``verdict`` (verdict.evaluate)."""
+    return {
+        'schema': REPORT_SCHEMA,
+        'generated_at': generated_at,
+        'source': source,
+        'machine_type': verdict['machine_type'],
+        'technology': verdict['technology'],
+        'verdict': verdict['verdict'],
+        'passed': verdict['passed'],
+        'summary': verdict['summary'],
+        'reasons': verdict['reasons'],
+        'collectives': [_collective_entry(i, c, verdict) for i, c in enumerate(results.get('collectives') or [], 1)],
+        'checks': verdict['checks'],
+        'networks': results.get('networks') or [],
+        'nccl_version': results.get('nccl_version'),
+        'unparsed_lines': results.get('unparsed_lines') or [],
+        'baseline': {'path': baseline_path, 'regressions': verdict.get('regressions') or []} if baseline_path else None,
+    }
+
+
+def junit_xml(report):
+    """JUnit XML: a test suite per collective, a test case per criterion (failed / skipped / passed)."""
+    checks = report['checks']
+    suites = ET.Element('testsuites', name='nccl-tests', tests=str(len(checks)),
+                        failures=str(sum(c['status'] == 'failed' for c in checks)), errors='0', time='0')
+    machine_type = report.get('machine_type') or 'any'
+    for name in dict.fromkeys(c['collective'] for c in checks):
+        mine = [c for c in checks if c['collective'] == name]
+        suite = ET.SubElement(suites, 'testsuite', name='nccl.%s' % name, tests=str(len(mine)),
+                              failures=str(sum(c['status'] == 'failed' for c in mine)), errors='0',
+                              skipped=str(sum(c['status'] == 'skipped' for c in mine)), time='0',
+                              timestamp=str(report.get('generated_at') or ''))
+        properties = ET.SubElement(suite, 'properties')
+        for key in ('machine_type', 'technology', 'nccl_version', 'source'):
+            ET.SubElement(properties, 'property', name=key, value=str(report.get(key) or ''))
+        for check in mine:
+            case = ET.SubElement(suite, 'testcase', name=check['criterion'], classname='nccl.%s.%s' % (machine_type, name), time='0')
+            if check['status'] == 'failed':
+                failure = ET.SubElement(case, 'failure', message=check['message'], type=check['criterion'])
+                failure.text = 'value: %s\nthreshold: %s' % (check['value'], check['threshold'])
+            elif check['status'] == 'skipped':
+                ET.SubElement(case, 'skipped', message=check['message'])
+            else:
+                ET.SubElement(case, 'system-out').text = check['message']
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding='unicode') + '\n'
+
+
+def _gb(value):
+    return '-' if value is None else '%.2f' % value
+
+
+def _size(value):
+    if value is None:
+        return '-'
+    for unit, scale in (('GiB', 1 << 30), ('MiB', 1 << 20), ('KiB', 1 << 10)):
+        if value >= scale and value % scale == 0:
+            return '%d %s' % (value // scale, unit)
+    return '%d B' % value
+
+
+def markdown(report):
+    """A summary people read at a glance: verdict, one line per collective, the reasons."""
+    lines = ['# NCCL test: **%s**' % report['verdict'], '']
+    lines.append('Family: `%s` (GPUDirect-%s); NCCL %s; networks: %s' % (
+        report.get('machine_type') or 'not given', report.get('technology') or '?', report.get('nccl_version') or '?',
+        ', '.join(report.get('networks') or []) or 'not logged'))
+    lines += ['', '| collective | verdict | avg busbw (printed) | avg busbw (rows) | busbw at largest size | '
+                  'threshold avg / large | network | ranks |',
+              '|---|---|---:|---:|---:|---:|---|---:|']
+    for coll in report['collectives']:
+        limits = coll['thresholds']
+        lines.append('| %s | %s | %s | %s | %s (%s) | %s / %s | %s | %s |' % (
+            coll['name'], coll['verdict'], _gb(coll['avg_busbw']), _gb(coll['avg_busbw_recomputed']),
+            _gb(coll['busbw_at_largest_size']), _size(coll['largest_size']), _gb(limits.get('avg_busbw_gbps')),
+            _gb(limits.get('large_busbw_gbps')), coll['network'] or '-', coll['ranks'] or '-'))
+    lines += ['', '## Reasons', '']
+    lines += ['- %s' % reason for reason in report['reasons']] or ['- every criterion with a threshold passed']
+    if report.get('baseline'):
+        lines += ['', '## Against the baseline', '', 'Baseline: `%s`' % report['baseline']['path'], '']
+        lines += ['- %s: %s' % (r['collective'], r['message']) for r in report['baseline']['regressions']] or ['- no regression']
+    if report.get('unparsed_lines'):
+        lines += ['', '## Lines that are not nccl-tests output', '']
+        lines += ['- line %d: `%s`' % (u['line'], u['text'].replace('`', "'")) for u in report['unparsed_lines'][:20]]
+    return '\n'.join(lines) + '\n'
+
+
+def plot_png(report, path):
+    """busbw (GB/s) against message size, log-2 axis, one line per collective and placement, thresholds dashed."""
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use('Agg')
+    from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
+
+    figure, axes = pyplot.subplots(figsize=PLOT_SIZE_INCHES, dpi=PLOT_DPI)
+    try:
+        for coll in report['collectives']:
+            for placement, style in (('out_of_place', '-o'), ('in_place', '--s')):
+                points = [(r['size'], r[placement]['busbw']) for r in coll['rows'] if r.get(placement)]
+                if points:
+                    axes.plot([p[0] for p in points], [p[1] for p in points], style, markersize=3,
+                              label='%s %s' % (coll['name'], placement.replace('_', '-')))
+            limit = coll['thresholds'].get('large_busbw_gbps') or coll['thresholds'].get('avg_busbw_gbps')
+            if limit:
+                axes.axhline(limit, color='red', linestyle=':', linewidth=1.5,
+                             label='%s threshold %.0f GB/s' % (coll['name'], limit))
+        axes.set_xscale('log', base=2)
+        axes.set_xlabel('message size (bytes)')
+        axes.set_ylabel('bus bandwidth (GB/s)')
+        axes.set_title('NCCL %s -- %s' % (report.get('machine_type') or '', report['verdict']))
+        axes.grid(True, which='both', alpha=0.3)
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend(loc='upper left', fontsize='small')
+        else:
+            axes.text(0.5, 0.5, 'no results to plot', transform=axes.transAxes, ha='center')
+        figure.savefig(path, dpi=PLOT_DPI)
+    finally:
+        pyplot.close(figure)
+    return path
+
+
+def render(report):
+    """The text files of a report directory, name -> content (the PNG is drawn by plot_png)."""
+    return {
+        'report.json': json.dumps(report, indent=2, sort_keys=True) + '\n',
+        'junit.xml': junit_xml(report),
+        'summary.md': markdown(report),
+    }
+
+
+def write(dest, report, files, plot=True):
+    """Write the report directory: ``files`` (what render(report) gave) and the plot; returns the paths written."""
+    os.makedirs(dest, exist_ok=True)
+    written = []
+    for name, content in files.items():
+        path = os.path.join(dest, name)
+        with open(path, 'w', encoding='utf-8') as handle:
+            handle.write(content)
+        written.append(path)
+    if plot:
+        written.append(plot_png(report, os.path.join(dest, 'busbw.png')))
+    return written

@@ -1,0 +1,550 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: nccl_perf
+short_description: Run an NCCL test (nccl-tests) and return parsed results with a pass/fail verdict
+version_added: 0.1.0
+description:
+  - Runs an nccl-tests benchmark and returns every result it printed, parsed, with a verdict that
+    says pass or fail and why, from the machine type's thresholds in the collection's catalog.
+  - "O(mode=gce): the seed manual's flow on Compute Engine: inside the running NCCL container it runs
+    C(/scripts/init_ssh.sh), C(/scripts/gen_hostfiles.sh) and the per-technology run script
+    (C(run-nccl-tcpxo.sh) for GPUDirect-TCPXO, C(run-allgather.sh) for GPUDirect-TCPX) with the
+    seed's arguments, through C(docker exec)."
+  - "O(mode=local): runs an nccl-tests binary installed on the host (for example C(all_gather_perf))
+    with C(-b/-e/-f/-g/-n/-w/-c), an optional launcher (C(mpirun ...)) and environment."
+  - "O(mode=parse): parses output gathered elsewhere (O(output) text or a file at O(path)), such as
+    what C(kubectl exec) printed on GKE, or the C(-J) JSON results file."
+  - Before running (modes V(gce) and V(local)) it checks the GPUs with C(nvidia-smi) -- count, model,
+    driver, MIG mode and NVLink topology -- and fails before the test when they are not fit.
+  - The raw output is kept in a log file on the target when the verdict fails (or always, see O(keep_log)).
+  - Standard library only; runs on Container-Optimized OS.
+author:
+  - aiinfra.gpudirect contributors (@aiinfra)
+attributes:
+  check_mode:
+    support: partial
+    details: In check mode modes V(gce) and V(local) report the command they would run and run nothing; V(parse) runs fully.
+  diff_mode:
+    support: none
+    details: Running a test changes no managed state, so there is nothing to diff.
+  platform:
+    support: full
+    platforms: posix
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+options:
+  mode:
+    description: How to get the nccl-tests output.
+    type: str
+    choices: [gce, local, parse]
+    default: local
+  machine_type:
+    description:
+      - Machine type (for example V(a3-megagpu-8g)); selects the bandwidth thresholds, the GPUDirect
+        network NCCL must use, the expected GPUs for the preflight and, in O(mode=gce), the technology's run script.
+    type: str
+  technology:
+    description:
+      - GPUDirect technology when no O(machine_type) is given (V(TCPX), V(TCPXO) or V(RDMA)).
+    type: str
+  collective:
+    description:
+      - The collective the output holds when the output does not name it (the seeds' scripts print only
+        the table). A name printed in the output always wins. In O(mode=local) the binary's name is used.
+    type: str
+  thresholds:
+    description:
+      - "Overrides of the catalog's thresholds, per collective (V(*) for all), in GB/s,
+        for example C({all_gather: {avg_busbw_gbps: 30, large_busbw_gbps: 60}}). A value of V(null) removes a threshold."
+    type: dict
+    default: {}
+  require_network_evidence:
+    description:
+      - Fail when the output holds no NCCL network line (run with C(NCCL_DEBUG=INFO)) instead of skipping the GPUDirect check.
+    type: bool
+    default: false
+  fail_on_verdict:
+    description: Fail the task when the verdict is FAIL (the results are returned either way).
+    type: bool
+    default: false
+  output:
+    description: The output to parse (O(mode=parse)); nccl-tests text or its C(-J) JSON.
+    type: str
+  path:
+    description: A file on the target holding the output to parse (O(mode=parse)).
+    type: path
+  hosts:
+    description:
+      - VM names of the test (O(mode=gce)), passed to C(init_ssh.sh) and C(gen_hostfiles.sh). At least two.
+    type: list
+    elements: str
+  container:
+    description:
+      - The running NCCL container to C(docker exec) into (O(mode=gce)). Defaults to the catalog's name
+        (V(nccl) for GPUDirect-TCPXO); the seed starts the GPUDirect-TCPX container without a name, so give the name you started it with.
+    type: str
+  test_command:
+    description:
+      - Replaces the seed's run command in O(mode=gce) (for example other sizes or another collective).
+    type: str
+  binary:
+    description: The nccl-tests binary to run (O(mode=local)), for example C(/opt/nccl-tests/build/all_gather_perf).
+    type: path
+  launcher:
+    description: Words put before the binary (O(mode=local)), for example C([mpirun, -np, 16, --hostfile, /etc/hosts16]).
+    type: list
+    elements: str
+    default: []
+  minbytes:
+    description: C(-b), smallest message size (nccl-tests syntax, for example V(1M)).
+    type: str
+    default: 1M
+  maxbytes:
+    description: C(-e), largest message size (for example V(512M)).
+    type: str
+    default: 512M
+  stepfactor:
+    description: C(-f), multiplication factor between sizes.
+    type: int
+    default: 2
+  ngpus:
+    description: C(-g), GPUs per process; defaults to the machine type's GPU count, else nccl-tests' default (1).
+    type: int
+  iters:
+    description: C(-n), timed iterations per size (nccl-tests' default when unset).
+    type: int
+  warmup_iters:
+    description: C(-w), warm-up iterations (nccl-tests' default when unset).
+    type: int
+  check:
+    description: C(-c), data checks per size; V(0) turns validation off (then C(#wrong) reads N/A).
+    type: int
+  extra_args:
+    description: More nccl-tests arguments (O(mode=local)).
+    type: list
+    elements: str
+    default: []
+  env:
+    description: "Environment for the test (O(mode=local)), for example C({NCCL_DEBUG: INFO})."
+    type: dict
+    default: {}
+  timeout:
+    description:
+      - Seconds the test may run before coreutils C(timeout) stops it (its partial output is parsed and kept).
+      - In O(mode=gce) this stops the C(docker exec) client; the test inside the container may run on.
+    type: int
+    default: 1800
+  keep_log:
+    description: When to keep the raw output in O(log_path).
+    type: str
+    choices: [on_failure, always, never]
+    default: on_failure
+  log_path:
+    description: Where the raw output is kept on the target; default a new file in the temporary directory.
+    type: path
+  preflight:
+    description: Check the GPUs with C(nvidia-smi) before the test (modes V(gce) and V(local)).
+    type: bool
+    default: true
+  expected_gpus:
+    description: GPUs the preflight expects; defaults to the machine type's GPU count (not checked without O(machine_type)).
+    type: int
+  nvidia_smi:
+    description:
+      - The C(nvidia-smi) to use; default the one on C(PATH), else C(/var/lib/nvidia/bin/nvidia-smi) (COS after
+        C(cos-extensions install gpu)), else C(/usr/local/nvidia/bin/nvidia-smi).
+    type: path
+notes:
+  - The verdict's bandwidth thresholds come from the catalog (C(module_utils/catalog/families.py)); for example 30 GB/s average bus
+    bandwidth of a 2-node all_gather on A3 Mega, 25 on A3 High, 100 on A3 Ultra. No source gives thresholds for
+    other collectives; give O(thresholds) to gate on them.
+  - "GPUDirect check: when NCCL logs C(Using network Socket) although the machine type uses TCPX/TCPXO/RDMA, the test
+    fails even if the bandwidth passes -- the GPUDirect plugin was not loaded."
+seealso:
+  - name: nccl-tests
+    description: NVIDIA's NCCL performance tests.
+    link: https://github.com/NVIDIA/nccl-tests
+"""
+
+EXAMPLES = r"""
+- name: Run the seed's GPUDirect-TCPXO all_gather test between two A3 Mega VMs
+  aiinfra.gpudirect.nccl_perf:
+    mode: gce
+    machine_type: a3-megagpu-8g
+    hosts: [a3mega-vm-1, a3mega-vm-2]
+  register: nccl
+
+- name: Run all_gather_perf installed on the host and fail on a bad verdict
+  aiinfra.gpudirect.nccl_perf:
+    mode: local
+    machine_type: a3-ultragpu-8g
+    binary: /opt/nccl-tests/build/all_gather_perf
+    minbytes: 1K
+    maxbytes: 8G
+    env:
+      NCCL_DEBUG: INFO
+    fail_on_verdict: true
+
+- name: Judge output that kubectl exec printed on GKE
+  aiinfra.gpudirect.nccl_perf:
+    mode: parse
+    machine_type: a3-highgpu-8g
+    collective: all_gather
+    output: "{{ exec_result.stdout }}"
+  register: nccl
+
+- name: Print the verdict
+  ansible.builtin.debug:
+    msg: "{{ nccl.verdict.summary }}"
+"""
+
+RETURN = r"""
+parsed:
+  description: Everything parsed from the output (see module_utils/nccl/parse.py parse()).
+  returned: always
+  type: dict
+  contains:
+    format:
+      description: V(text) or V(json).
+      type: str
+    collectives:
+      description:
+        - One entry per collective test in the output, with C(name), C(rows) (size, count, type, redop, root,
+          C(out_of_place)/C(in_place) with time_us, algbw, busbw, wrong, error), C(avg_busbw) (as printed),
+          C(avg_busbw_recomputed), C(peak_busbw), C(busbw_at_largest_size), C(out_of_bounds),
+          C(out_of_bounds_status), C(ranks), C(gpus_per_rank), C(nccl_version), C(network), C(warnings),
+          C(malformed_rows), C(complete).
+      type: list
+      elements: dict
+    unparsed_lines:
+      description: Lines that are neither nccl-tests nor NCCL output (wrapper lines), with their numbers.
+      type: list
+      elements: dict
+    networks:
+      description: NCCL networks the output shows in use (for example V(FasTrak), V(GPUDirectTCPX), V(Socket)).
+      type: list
+      elements: str
+    warnings:
+      description: Every NCCL WARN line.
+      type: list
+      elements: dict
+verdict:
+  description: Pass/fail with reasons.
+  returned: always
+  type: dict
+  contains:
+    passed:
+      description: True when no criterion failed.
+      type: bool
+    verdict:
+      description: V(PASS) or V(FAIL).
+      type: str
+    summary:
+      description: "One line, for example C(FAIL -- all_gather: average bus bandwidth 22.45 GB/s < 30.00 GB/s ...)."
+      type: str
+    reasons:
+      description: Every failed criterion, as a sentence.
+      type: list
+      elements: str
+    checks:
+      description: Every criterion of every collective (collective, criterion, status, message, value, threshold).
+      type: list
+      elements: dict
+  sample:
+    passed: false
+    verdict: FAIL
+    summary: "FAIL -- all_gather: NCCL used Socket, not GPUDirect-TCPXO (FasTrak) ..."
+command:
+  description: The command run (modes gce and local).
+  returned: when a command was built
+  type: list
+  elements: str
+rc:
+  description: Exit status of the test command (modes gce and local); null when it was stopped by the timeout.
+  returned: when a command ran
+  type: int
+timed_out:
+  description: Whether the test was stopped by O(timeout).
+  returned: when a command ran
+  type: bool
+run_problems:
+  description: Failures of the run itself (timeout, non-zero exit status), also listed in the verdict's reasons.
+  returned: when a command ran
+  type: list
+  elements: str
+log_path:
+  description: The file holding the raw output, when kept.
+  returned: when the log was kept
+  type: str
+preflight:
+  description: What nvidia-smi showed (gpus, topology) and the problems found.
+  returned: when the preflight ran
+  type: dict
+"""
+
+import os
+import re
+import shlex
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import preflight as nccl_preflight
+
+NVIDIA_SMI_FALLBACKS = ('/var/lib/nvidia/bin/nvidia-smi', '/usr/local/nvidia/bin/nvidia-smi')
+SIZE_PATTERN = r'^\d+(\.\d+)?[KkMmGg]?$'
+
+
+def argument_spec():
+    return dict(
+        mode=dict(type='str', default='local', choices=['gce', 'local', 'parse']),
+        machine_type=dict(type='str'),
+        technology=dict(type='str'),
+        collective=dict(type='str'),
+        thresholds=dict(type='dict', default={}),
+        require_network_evidence=dict(type='bool', default=False),
+        fail_on_verdict=dict(type='bool', default=False),
+        output=dict(type='str'),
+        path=dict(type='path'),
+        hosts=dict(type='list', elements='str'),
+        container=dict(type='str'),
+        test_command=dict(type='str'),
+        binary=dict(type='path'),
+        launcher=dict(type='list', elements='str', default=[]),
+        minbytes=dict(type='str', default='1M'),
+        maxbytes=dict(type='str', default='512M'),
+        stepfactor=dict(type='int', default=2),
+        ngpus=dict(type='int'),
+        iters=dict(type='int'),
+        warmup_iters=dict(type='int'),
+        check=dict(type='int'),
+        extra_args=dict(type='list', elements='str', default=[]),
+        env=dict(type='dict', default={}),
+        timeout=dict(type='int', default=1800),
+        keep_log=dict(type='str', default='on_failure', choices=['on_failure', 'always', 'never']),
+        log_path=dict(type='path'),
+        preflight=dict(type='bool', default=True),
+        expected_gpus=dict(type='int'),
+        nvidia_smi=dict(type='path'),
+    )
+
+
+class UsageError(ValueError):
+    """Bad module input; the message names the option and the fix."""
+
+
+def verdict_target(params):
+    """(machine type or None, its catalog entry or None, technology or None): what the verdict judges against."""
+    family = families.get_family(params['machine_type'], field='machine_type') if params['machine_type'] else None
+    technology = params['technology']
+    if technology:
+        technology = families.check_technology(technology, field='technology')
+        if family and family.technology != technology:
+            raise UsageError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
+                             % (family.machine_type, family.technology, technology))
+    return (family.machine_type if family else None), family, (technology or (family.technology if family else None))
+
+
+def gce_command(params, technology):
+    """``docker exec CONTAINER bash -c SCRIPT``: seed 000's setup commands and run script, from the catalog."""
+    if not technology:
+        raise UsageError('machine_type: mode gce needs machine_type (or technology) to pick the seed\'s run script; '
+                         'for example machine_type: a3-megagpu-8g')
+    try:
+        stack = host_stacks.host_stack(technology)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    hosts = params['hosts'] or []
+    if len(hosts) < 2:
+        raise UsageError('hosts: mode gce runs between VMs; give at least two VM names, for example [vm-1, vm-2]')
+    container = params['container'] or stack.nccl_container.name
+    if not container:
+        raise UsageError('container: seed 000 starts the GPUDirect-%s NCCL container without a name '
+                         '(run_tcpx_container ... shell); start it with --name and give that name here' % technology)
+    names = ' '.join(shlex.quote(h) for h in hosts)
+    script = ['set -e'] + [c.format(hosts=names) for c in stack.nccl_test_setup_commands]
+    script.append(params['test_command'] or stack.nccl_test_command)
+    return ['docker', 'exec', container, 'bash', '-c', '\n'.join(script)]
+
+
+def collective_in_command(command):
+    """The collective a run command names (``all_gather_perf``, ``run-allgather.sh``), else None."""
+    match = re.search(r'\b([a-z_]+)_perf\b', command) or re.search(r'run-(allgather|allreduce)\.sh', command)
+    return nccl_parse.collective_name(match.group(1)) if match else None
+
+
+def local_command(params, family):
+    """The nccl-tests binary with its arguments, after the launcher."""
+    if not params['binary']:
+        raise UsageError('binary: mode local runs an nccl-tests binary; give its path, for example '
+                         '/opt/nccl-tests/build/all_gather_perf')
+    for option in ('minbytes', 'maxbytes'):
+        if not re.match(SIZE_PATTERN, params[option]):
+            raise UsageError('%s: %r is not an nccl-tests size; write a number with an optional K, M or G, for example 512M'
+                             % (option, params[option]))
+    command = list(params['launcher']) + [params['binary'], '-b', params['minbytes'], '-e', params['maxbytes'],
+                                          '-f', str(params['stepfactor'])]
+    ngpus = params['ngpus'] or (family.gpu_count if family and not params['launcher'] else None)
+    for flag, value in (('-g', ngpus), ('-n', params['iters']), ('-w', params['warmup_iters']), ('-c', params['check'])):
+        if value is not None:
+            command += [flag, str(value)]
+    return command + list(params['extra_args'])
+
+
+TIMEOUT_EXIT_CODES = (124, 137)
+# coreutils timeout(1): 124 when it stopped the command with TERM, 137 when KILL was needed.
+KILL_AFTER_SECONDS = 30
+
+
+def run_with_timeout(module, command, env, timeout):
+    """Run ``command`` under coreutils ``timeout``; (rc or None when stopped, output, timed_out).
+
+    run_command has no time limit of its own; timeout(1) is on every Linux host (COS included) and
+    stops the command with TERM, then KILL after KILL_AFTER_SECONDS. NCCL logs to stdout; nccl-tests
+    and MPI write errors to stderr, which is appended.
+    """
+    binary = module.get_bin_path('timeout', required=True)
+    wrapped = [binary, '--kill-after=%d' % KILL_AFTER_SECONDS, str(timeout)] + list(command)
+    rc, out, err = module.run_command(wrapped, environ_update={str(k): str(v) for k, v in env.items()})
+    output = out + (('\n' if out and not out.endswith('\n') else '') + err if err else '')
+    if rc in TIMEOUT_EXIT_CODES:
+        return None, output, True
+    return rc, output, False
+
+
+def find_nvidia_smi(module):
+    if module.params['nvidia_smi']:
+        return module.params['nvidia_smi']
+    found = module.get_bin_path('nvidia-smi')
+    if found:
+        return found
+    for candidate in NVIDIA_SMI_FALLBACKS:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def preflight(module, family):
+    """nvidia-smi facts and problems; fails the module when the GPUs are not fit for the test."""
+    binary = find_nvidia_smi(module)
+    if not binary:
+        module.fail_json(msg='preflight: nvidia-smi not found on PATH, %s; install the GPU driver (COS: '
+                             'cos-extensions install gpu) or set nvidia_smi, or preflight: false' % ', '.join(NVIDIA_SMI_FALLBACKS))
+    rc, out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_QUERY))
+    if rc != 0:
+        module.fail_json(msg='preflight: %s failed (rc %d): %s' % (binary, rc, (err or out).strip()))
+    gpus = nccl_preflight.parse_nvidia_smi_gpus(out)
+    rc, topo_out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_TOPOLOGY))
+    topology = nccl_preflight.parse_nvidia_smi_topology(topo_out) if rc == 0 else {}
+    expected = module.params['expected_gpus'] or (family.gpu_count if family else None)
+    problems = nccl_preflight.check_gpus(gpus, topology, expected_count=expected, gpu_model=family.gpu_model if family else None,
+                                         min_driver=families.MIN_NVIDIA_DRIVER)
+    facts = {'nvidia_smi': binary, 'gpus': gpus, 'topology': topology, 'problems': problems, 'passed': not problems}
+    if problems:
+        module.fail_json(msg='preflight: the GPUs are not fit for an NCCL test: %s' % '; '.join(problems), preflight=facts)
+    return facts
+
+
+def keep_log(module, text, failed):
+    policy = module.params['keep_log']
+    if policy == 'never' or (policy == 'on_failure' and not failed) or module.check_mode:
+        return None
+    path = module.params['log_path']
+    if path:
+        with open(path, 'w', encoding='utf-8') as handle:
+            handle.write(text)
+        return path
+    handle, path = tempfile.mkstemp(prefix='nccl_perf-%s-' % time.strftime('%Y%m%dT%H%M%S'), suffix='.log')
+    with os.fdopen(handle, 'w', encoding='utf-8') as stream:
+        stream.write(text)
+    return path
+
+
+def read_parse_input(params):
+    if params['output'] is not None and params['path']:
+        raise UsageError('output / path: give one of them, not both')
+    if params['output'] is not None:
+        return params['output']
+    if params['path']:
+        try:
+            with open(params['path'], encoding='utf-8', errors='replace') as handle:
+                return handle.read()
+        except OSError as exc:
+            raise UsageError('path: cannot read %s (%s); give the file nccl-tests output was saved to' % (params['path'], exc)) from None
+    raise UsageError('output: mode parse needs the output to judge; give output (text) or path (a file on the target)')
+
+
+def run_problems(module, extra):
+    """Failures of the run itself, which the output may not show (a timeout, a non-zero exit)."""
+    if extra.get('timed_out'):
+        return ['stopped after the %d s timeout' % module.params['timeout']]
+    if extra.get('rc') not in (None, 0):
+        return ['exited with status %d' % extra['rc']]
+    return []
+
+
+def judge(module, text, family_name, technology, hint, extra):
+    problems = run_problems(module, extra)
+    if 'rc' in extra:
+        extra['run_problems'] = problems
+    try:
+        results = nccl_parse.parse(text, collective=hint)
+        verdict = nccl_verdict.evaluate(results, machine_type=family_name, thresholds=module.params['thresholds'], technology=technology,
+                                        require_network_evidence=module.params['require_network_evidence'], run_problems=problems)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), **extra)
+    failed = not verdict['passed']
+    log_path = keep_log(module, text, failed)
+    if log_path:
+        extra['log_path'] = log_path
+    if module.params['fail_on_verdict'] and not verdict['passed']:
+        module.fail_json(msg='NCCL test verdict: %s' % verdict['summary'], changed=False, parsed=results, verdict=verdict, **extra)
+    module.exit_json(changed=False, parsed=results, verdict=verdict, **extra)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    try:
+        family_name, family, technology = verdict_target(params)
+        nccl_verdict.thresholds_for(family_name, params['thresholds'])
+        if params['timeout'] <= 0:
+            raise UsageError('timeout: %d; give the seconds the test may run, for example 1800' % params['timeout'])
+        if params['mode'] == 'parse':
+            judge(module, read_parse_input(params), family_name, technology, params['collective'], {})
+            return
+        if params['mode'] == 'gce':
+            command = gce_command(params, technology)
+            hint = params['collective'] or collective_in_command(command[-1])
+        else:
+            command, hint = local_command(params, family), params['collective'] or params['binary']
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, command=command,
+                         msg='check mode: would run %s' % ' '.join(shlex.quote(c) for c in command))
+    extra = {'command': command}
+    if params['preflight']:
+        extra['preflight'] = preflight(module, family)
+    rc, output, timed_out = run_with_timeout(module, command, params['env'], params['timeout'])
+    if rc in (126, 127):
+        field = 'binary' if params['mode'] == 'local' else 'container'
+        module.fail_json(msg='%s: cannot run %s (exit %d: not found or not executable): %s'
+                             % (field, command[0], rc, output.strip()[-300:]), rc=rc, **extra)
+    extra.update(rc=rc, timed_out=timed_out)
+    judge(module, output, family_name, technology, hint, extra)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,12 @@
+#!/bin/sh
+# Stand-in for the NCCL test wrappers (run_nccl_tests.sh, demo-run-nccl-test-tcpxo-via-mpi.sh):
+# prints a labelled nccl-tests-shaped report. The numbers are made up; no collective runs.
+. /standin/label
+echo "# $STANDIN_LABEL $(basename "$0") $*"
+echo "# nccl-tests stand-in: no GPU, no NCCL; the table below is synthetic"
+echo "#"
+echo "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
+echo "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)"
+echo "        1024            16     float    none      -1    100.0    0.01    0.01      0    100.0    0.01    0.01      0"
+echo "# Out of bounds values : 0 OK"
+echo "# Avg bus bandwidth    : 0.01 (synthetic)"

@@ -1,0 +1,3 @@
+#!/bin/sh
+. /standin/label
+echo "$STANDIN_LABEL $(basename "$0") $*: nothing to do in the stand-in"

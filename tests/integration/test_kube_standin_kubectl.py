@@ -1,0 +1,209 @@
+"""The Kubernetes API stand-in (tests/sandbox/kube) driven by the real kubectl 1.33 of the Cloud SDK.
+
+One stand-in cluster for the module; every manifest the seeds apply (tests/sandbox/kube/manifests:
+the container-engine-accelerators files of ../shared/manifests and the seeds' inline manifests) is
+applied client-side, with ``--server-side`` and with ``--dry-run=server``; CRDs become Established;
+delete removes.  Each assertion reads what the real kubectl printed or what the stand-in stored.
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import yaml
+
+from sandbox.kube import KubeHub
+
+KUBE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox', 'kube')
+CRDS = sorted(glob.glob(os.path.join(KUBE_DIR, 'crds', '*.yaml')))
+MANIFESTS = sorted(glob.glob(os.path.join(KUBE_DIR, 'manifests', '*', '*.yaml')))
+
+
+def kubectl_binary():
+    gcloud = shutil.which('gcloud')
+    if gcloud is None:
+        return None
+    path = os.path.join(os.path.dirname(os.path.realpath(gcloud)), 'kubectl.1.33')
+    return path if os.path.exists(path) else None
+
+
+@pytest.fixture(scope='module')
+def cluster(tmp_path_factory):
+    hub = KubeHub()
+    instance = hub.start_cluster('kubectl-test')
+    instance.kubeconfig_path = instance.write_kubeconfig(str(tmp_path_factory.mktemp('kube') / 'config'))
+    yield instance
+    hub.stop_all()
+
+
+@pytest.fixture(scope='module')
+def kubectl(cluster):
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip('the Cloud SDK kubectl.1.33 is not installed')
+    env = dict(os.environ, KUBECONFIG=cluster.kubeconfig_path)
+
+    def run(*args, stdin=None, check=True, timeout=120):
+        result = subprocess.run([binary, *args], env=env, capture_output=True, text=True, input=stdin, timeout=timeout,
+                                check=False)
+        if check and result.returncode != 0:
+            raise AssertionError('kubectl %s failed:\n%s%s' % (' '.join(args), result.stdout, result.stderr))
+        return result
+    return run
+
+
+def documents(path):
+    with open(path, encoding='utf-8') as handle:
+        return [doc for doc in yaml.safe_load_all(handle) if doc]
+
+
+def namespaces_of(paths):
+    return sorted({doc['metadata']['namespace'] for path in paths for doc in documents(path)
+                   if doc['metadata'].get('namespace')} - {'default', 'kube-system'})
+
+
+def test_version_and_discovery(kubectl):
+    assert 'Server Version: v1.34.8-gke.1278000' in kubectl('version').stdout
+    resources = kubectl('api-resources', '-o', 'name').stdout.split()
+    assert {'daemonsets.apps', 'pods', 'deviceclasses.resource.k8s.io', 'customresourcedefinitions.apiextensions.k8s.io'} \
+        <= set(resources)
+    assert 'networks.networking.gke.io' not in resources
+
+
+def test_custom_resource_before_its_crd_is_refused_by_discovery(kubectl):
+    result = kubectl('apply', '-f', os.path.join(KUBE_DIR, 'manifests', 'seeds', '001-rdma-compute-class.yaml'), check=False)
+    assert result.returncode != 0
+    assert 'no matches for kind "ComputeClass" in version "cloud.google.com/v1"' in result.stderr
+
+
+def test_crds_apply_and_become_established(kubectl, cluster):
+    for path in CRDS:
+        kubectl('apply', '--server-side', '-f', path)
+    names = [documents(path)[0]['metadata']['name'] for path in CRDS]
+    waited = kubectl('wait', '--for=condition=Established', '--timeout=20s', *['crd/' + name for name in names])
+    assert waited.stdout.count('condition met') == len(names)
+    assert 'networks.networking.gke.io' in kubectl('api-resources', '-o', 'name').stdout.split()
+    crd = cluster.store.get('customresourcedefinitions.apiextensions.k8s.io', 'networks.networking.gke.io')
+    assert {c['type']: c['status'] for c in crd['status']['conditions']} == {'NamesAccepted': 'True', 'Established': 'True'}
+
+
+@pytest.mark.parametrize('mode', ['client', 'server-side', 'dry-run'])
+def test_every_manifest_applies(kubectl, cluster, mode):
+    for namespace in namespaces_of(MANIFESTS):
+        kubectl('apply', '-f', '-', stdin='apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' % namespace)
+    before = cluster.store.revision
+    args = {'client': [], 'server-side': ['--server-side', '--force-conflicts'], 'dry-run': ['--dry-run=server']}[mode]
+    for path in MANIFESTS:
+        result = kubectl('apply', *args, '-f', path)
+        for doc in documents(path):
+            assert '%s/%s' % (doc['kind'].lower(), doc['metadata']['name']) in result.stdout.replace('.apps', '').replace(
+                '.networking.gke.io', '').replace('.resource.k8s.io', '').replace('.cloud.google.com', '')
+    if mode == 'dry-run':
+        assert cluster.store.revision == before   # nothing stored
+    else:
+        for path in MANIFESTS:
+            for doc in documents(path):
+                resource = cluster.api.find_kind(doc['apiVersion'], doc['kind'])
+                stored = cluster.store.get(resource.ref, doc['metadata']['name'], doc['metadata'].get('namespace', 'default'))
+                assert stored is not None, (path, doc['metadata']['name'])
+
+
+def test_second_client_apply_is_unchanged_and_writes_nothing(kubectl, cluster):
+    path = os.path.join(KUBE_DIR, 'manifests', 'gpudirect-tcpxo', 'nccl-tcpxo-installer.yaml')
+    kubectl('apply', '-f', path)
+    before = cluster.store.revision
+    result = kubectl('apply', '-f', path)
+    assert 'daemonset.apps/nccl-tcpxo-installer unchanged' in result.stdout
+    assert cluster.store.revision == before
+
+
+def test_get_wait_and_rollout_status_and_delete(kubectl, cluster):
+    path = os.path.join(KUBE_DIR, 'manifests', 'gpudirect-tcpxo', 'nccl-tcpxo-installer.yaml')
+    kubectl('apply', '-f', path)
+    listing = kubectl('get', 'ds', '-n', 'kube-system', '-o', 'json').stdout
+    assert 'nccl-tcpxo-installer' in [item['metadata']['name'] for item in json.loads(listing)['items']]
+    table = kubectl('get', 'ds', '-n', 'kube-system').stdout.splitlines()
+    # The columns of pkg/printers/internalversion/printers.go's DaemonSet printer (a Table answer).
+    assert table[0].split() == ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE', 'SELECTOR', 'AGE']
+    assert table[1].split()[:7] == ['nccl-tcpxo-installer', '0', '0', '0', '0', '0', '<none>']
+    ds = cluster.store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
+    # The stand-in's system write of status (what KUBE-RUNTIME's DaemonSet controller does) ends the rollout.
+    ds['status'] = {'currentNumberScheduled': 2, 'desiredNumberScheduled': 2, 'numberMisscheduled': 0, 'numberReady': 2,
+                    'numberAvailable': 2, 'updatedNumberScheduled': 2, 'observedGeneration': ds['metadata']['generation']}
+    cluster.store.update_status(ds)
+    rollout = kubectl('rollout', 'status', 'ds/nccl-tcpxo-installer', '-n', 'kube-system', '--timeout=20s')
+    assert 'successfully rolled out' in rollout.stdout
+    deleted = kubectl('delete', '-f', path, '--wait=true', '--timeout=20s')
+    assert 'daemonset.apps "nccl-tcpxo-installer" deleted' in deleted.stdout
+    assert cluster.store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
+    missing = kubectl('get', 'ds', 'nccl-tcpxo-installer', '-n', 'kube-system', check=False)
+    assert 'Error from server (NotFound): daemonsets.apps "nccl-tcpxo-installer" not found' in missing.stderr
+
+
+def test_wait_for_delete_of_a_namespace(kubectl, cluster):
+    kubectl('apply', '-f', '-', stdin='apiVersion: v1\nkind: Namespace\nmetadata:\n  name: doomed\n')
+    kubectl('apply', '-n', 'doomed', '-f', '-', stdin='apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n')
+    kubectl('delete', 'ns', 'doomed', '--wait=false')
+    assert cluster.store.get('namespaces', 'doomed')['status']['phase'] == 'Terminating'
+    kubectl('wait', '--for=delete', 'ns/doomed', '--timeout=20s')
+    assert cluster.store.get('configmaps', 'c', 'doomed') is None
+
+
+def test_strict_validation_refuses_an_unknown_field(kubectl):
+    manifest = ('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: strict\n  namespace: default\ndata:\n  a: b\n'
+                'datum:\n  c: d\n')
+    result = kubectl('apply', '-f', '-', stdin=manifest, check=False)
+    # The wording kubectl users see from a real apiserver (strict decoding of the request body).
+    assert 'Error from server (BadRequest): error when creating "STDIN": ConfigMap in version "v1" cannot be handled as a ' \
+           'ConfigMap: strict decoding error: unknown field "datum"' in result.stderr
+
+
+def test_wait_for_a_condition_that_arrives_later_through_the_watch(kubectl, cluster):
+    """kubectl wait GETs, LISTs and then WATCHes; the condition set while it watches ends the wait."""
+    manifest = ('apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: later\n  namespace: default\nspec:\n'
+                '  selector:\n    matchLabels: {app: later}\n  template:\n    metadata:\n      labels: {app: later}\n'
+                '    spec:\n      containers:\n      - {name: c, image: busybox}\n')
+    kubectl('apply', '-f', '-', stdin=manifest)
+
+    def become_available():
+        time.sleep(1.5)
+        deploy = cluster.store.get('deployments.apps', 'later', 'default')
+        deploy['status'] = {'conditions': [{'type': 'Available', 'status': 'True', 'reason': 'MinimumReplicasAvailable',
+                                            'message': 'Deployment has minimum availability.'}]}
+        cluster.store.update_status(deploy)
+    thread = threading.Thread(target=become_available)
+    thread.start()
+    requests_before = len(cluster.requests)
+    waited = kubectl('wait', '--for=condition=Available', 'deployment/later', '--timeout=20s')
+    thread.join()
+    assert 'deployment.apps/later condition met' in waited.stdout
+    assert any('watch=true' in request[1] for request in cluster.requests[requests_before:])
+
+
+def test_standalone_cluster_from_the_run_script(tmp_path):
+    """tests/sandbox/run --kube-standalone prints the cluster's URL and a kubeconfig kubectl can use."""
+    binary = kubectl_binary()
+    if binary is None:
+        pytest.skip('the Cloud SDK kubectl.1.33 is not installed')
+    run_script = os.path.join(os.path.dirname(KUBE_DIR), 'run')
+    process = subprocess.Popen([sys.executable, run_script, '--kube-standalone', 'ocp', '--kube-version', '1.33.5'],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = [process.stdout.readline(), process.stdout.readline()]
+        kube_line = next(line for line in lines if line.startswith('kube ocp on https://127.0.0.1:'))
+        kubeconfig = kube_line.split(' kubeconfig ')[1].strip()
+        version = subprocess.run([binary, 'version', '-o', 'json'], env=dict(os.environ, KUBECONFIG=kubeconfig),
+                                 capture_output=True, text=True, timeout=60, check=True)
+        assert json.loads(version.stdout)['serverVersion']['gitVersion'] == 'v1.33.5'
+        resources = subprocess.run([binary, 'api-resources', '-o', 'name'], env=dict(os.environ, KUBECONFIG=kubeconfig),
+                                   capture_output=True, text=True, timeout=60, check=True).stdout.split()
+        assert 'deviceclasses.resource.k8s.io' not in resources   # resource.k8s.io/v1 is GA from 1.34 on
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

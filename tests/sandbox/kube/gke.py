@@ -1,0 +1,109 @@
+"""GKE clusters of the Container API sandbox that come alive: each gets its own Kubernetes API stand-in.
+
+``GkeClusters.sync(store)`` is the one hook the Container API sandbox calls (server.py, after every
+API call, under the store lock): a cluster whose create operation is DONE (status RUNNING) gets a
+``KubeCluster`` from the hub, with exec.py's ``pods/log``/``pods/exec`` and controllers.py's
+controllers; its ``endpoint`` becomes ``127.0.0.1:PORT`` (gcloud writes ``server: https://ENDPOINT``
+into the kubeconfig) and ``masterAuth.clusterCaCertificate`` the stand-in CA (base64 PEM, as GKE
+gives it); its node pools drive the Nodes (create, resize, delete); a deleted cluster's endpoint
+stops and its containers go.
+
+SIMULATION (the control plane's address).  Real GKE clusters have a public or private endpoint IP
+on port 443; the stand-in's is a loopback port, which ``gcloud container clusters get-credentials``
+copies as it is.
+
+Also here (registered when this module is imported, i.e. only on a sandbox whose clusters come
+alive), because such clusters need it: ``nodePools.setSize`` (``gcloud container
+clusters resize``), which sets the pool's size (kept in ``initialNodeCount``, as the sandbox keeps a
+pool's size) when its operation is DONE.
+
+Use::
+
+    gke = GkeClusters(ready_delay=0.3)       # also hub=, runtime= (exec.PodRuntime(enabled=False): no podman)
+    sandbox.kube = gke                       # server.py calls gke.sync(store) after every call
+    gke.cluster('projects/P/locations/L/clusters/C')   # its KubeCluster (None until RUNNING)
+    gke.stop()
+"""
+
+import base64
+import threading
+
+from ..container import Where, _link_path, _require
+from ..operations import start_container_operation
+from ..registry import handles
+from .cluster import KubeHub
+from .controllers import ClusterControllers
+from .exec import PodRuntime, install_handlers
+
+
+class GkeClusters:
+    """See the module docstring."""
+
+    def __init__(self, hub=None, runtime=None, ready_delay=0.3):
+        self.hub = hub or KubeHub()
+        self.runtime = runtime or PodRuntime()
+        self.ready_delay = ready_delay
+        self._live = {}          # cluster key -> (KubeCluster, ClusterControllers, last pools seen)
+        self._lock = threading.Lock()
+
+    def cluster(self, key):
+        with self._lock:
+            entry = self._live.get(key)
+        return entry[0] if entry else None
+
+    def controllers(self, key):
+        with self._lock:
+            entry = self._live.get(key)
+        return entry[1] if entry else None
+
+    def sync(self, store):
+        """Start, update and stop cluster endpoints to match the Container API's clusters."""
+        clusters = dict(store.items('container.clusters'))
+        with self._lock:
+            for key in [key for key in self._live if key not in clusters]:
+                self._stop(key)
+            for key, cluster in clusters.items():
+                if cluster.get('status') not in ('RUNNING', 'RECONCILING') and key not in self._live:
+                    continue
+                if key not in self._live:
+                    self._start(key, cluster)
+                kube, controllers, seen = self._live[key]
+                cluster['endpoint'] = kube.address
+                cluster['masterAuth'] = dict(cluster.get('masterAuth') or {},
+                                             clusterCaCertificate=base64.b64encode(kube.ca_pem.encode()).decode())
+                pools = [pool for _key, pool in store.items('container.nodePools', key + '/nodePools/')]
+                if pools != seen:
+                    controllers.set_gke(cluster, pools, key.split('/')[1])
+                    self._live[key] = (kube, controllers, [dict(pool) for pool in pools])
+
+    def _start(self, key, cluster):
+        kube = self.hub.start_cluster(key, version=cluster.get('currentMasterVersion') or cluster.get('initialClusterVersion'))
+        install_handlers(kube, self.runtime)
+        controllers = ClusterControllers(kube, self.runtime, ready_delay=self.ready_delay).start()
+        self._live[key] = (kube, controllers, None)
+
+    def _stop(self, key):
+        _kube, controllers, _seen = self._live.pop(key)
+        controllers.stop()
+        self.hub.stop_cluster(key)
+
+    def stop(self):
+        with self._lock:
+            for key in list(self._live):
+                self._stop(key)
+        self.hub.stop_all()
+
+
+@handles('container.projects.locations.clusters.nodePools.setSize', 'container.projects.zones.clusters.nodePools.setSize')
+def set_node_pool_size(call):
+    """nodePools.setSize: ``nodeCount`` becomes the pool's size when the operation is DONE (the value is
+    not checked beyond the schema: the stand-in knows no wording of GKE's refusals of it)."""
+    where = Where(call)
+    _require(call, 'container.clusters', where.cluster_key)
+    pool = _require(call, 'container.nodePools', where.node_pool_key())
+    count = int((call.body or {}).get('nodeCount') or 0)
+    effects = [] if call.fault else [{'action': 'update', 'collection': 'container.nodePools', 'key': where.node_pool_key(),
+                                      'fields': {'initialNodeCount': count}}]
+    return start_container_operation(call, where.project, where.location, 'SET_NODE_POOL_SIZE',
+                                     '%s/clusters/%s/nodePools/%s' % (_link_path(where.project, where.location), where.cluster,
+                                                                      pool['name']), effects)

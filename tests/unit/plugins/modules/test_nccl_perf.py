@@ -1,0 +1,125 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nccl_perf module, run in-process as Ansible hands it its arguments.
+
+Local mode runs tests/fixtures/nccl/standin/all_gather_perf and .../nvidia-smi: STAND-INS that print
+recorded output (a hand-made nccl-tests output; nvidia-smi as captured on an H200 machine).
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from module_runner import run_module
+from ansible_collections.aiinfra.gpudirect.plugins.modules import nccl_perf
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'nccl')
+STANDIN = os.path.join(FIXTURES, 'standin')
+BINARY = os.path.join(STANDIN, 'all_gather_perf')
+NVIDIA_SMI = os.path.join(STANDIN, 'nvidia-smi')
+
+
+def run(args, check_mode=False):
+    return run_module(nccl_perf.main, args, check_mode=check_mode)
+
+
+def local(**extra):
+    args = {'mode': 'local', 'binary': BINARY, 'nvidia_smi': NVIDIA_SMI, 'expected_gpus': 2}
+    args.update(extra)
+    return args
+
+
+def test_parse_mode_judges_text():
+    with open(os.path.join(FIXTURES, 'seed003_tcpxo_all_gather.txt'), encoding='utf-8') as handle:
+        result = run({'mode': 'parse', 'output': handle.read(), 'machine_type': 'a3-megagpu-8g', 'collective': 'all_gather'})
+    assert result['changed'] is False and 'failed' not in result
+    assert result['verdict']['verdict'] == 'FAIL' and result['parsed']['collectives'][0]['avg_busbw'] == 22.449
+
+
+def test_parse_mode_reads_a_file_and_fails_on_verdict_when_asked():
+    result = run({'mode': 'parse', 'path': os.path.join(FIXTURES, 'current_socket_fallback_a3mega.txt'),
+                  'machine_type': 'a3-megagpu-8g', 'fail_on_verdict': True})
+    assert result['failed'] and result['msg'].startswith('NCCL test verdict: FAIL -- all_gather: average bus bandwidth 1.96')
+    assert 'NCCL used Socket' in result['msg']
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'mode': 'parse'}, 'output: mode parse needs the output to judge'),
+    ({'mode': 'parse', 'output': 'x', 'path': '/x'}, 'output / path: give one of them'),
+    ({'mode': 'parse', 'path': '/nonexistent/log'}, 'path: cannot read /nonexistent/log'),
+    ({'mode': 'local'}, 'binary: mode local runs an nccl-tests binary'),
+    ({'mode': 'local', 'binary': BINARY, 'maxbytes': '8 GB'}, "maxbytes: '8 GB' is not an nccl-tests size"),
+    ({'mode': 'gce', 'hosts': ['a', 'b']}, 'machine_type: mode gce needs machine_type'),
+    ({'mode': 'gce', 'machine_type': 'a3-megagpu-8g', 'hosts': ['a']}, 'hosts: mode gce runs between VMs'),
+    ({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['a', 'b']}, 'container: seed 000 starts the GPUDirect-TCPX NCCL container'),
+    ({'mode': 'gce', 'machine_type': 'a3-ultragpu-8g', 'hosts': ['a', 'b']}, 'technology: RDMA has no Compute Engine host stack'),
+    ({'mode': 'parse', 'output': 'x', 'machine_type': 'a3-megagpu-8g', 'technology': 'TCPX'}, 'technology: a3-megagpu-8g uses GPUDirect-TCPXO'),
+    ({'mode': 'parse', 'output': 'x', 'thresholds': {'all_gather': {'avg': 1}}}, 'thresholds.all_gather: unknown key(s) avg'),
+    ({'mode': 'parse', 'output': 'x', 'machine_type': 'a3'}, "machine_type: 'a3' is not a GPUDirect machine family"),
+])
+def test_bad_input_names_the_field(args, message):
+    result = run(args)
+    assert result['failed'] and result['msg'].startswith(message), result['msg']
+
+
+def test_gce_mode_builds_the_seed_command_and_runs_nothing_in_check_mode():
+    result = run({'mode': 'gce', 'machine_type': 'a3-megagpu-8g', 'hosts': ['vm-1', 'vm-2']}, check_mode=True)
+    assert result['skipped'] and result['changed'] is False
+    assert result['command'][:5] == ['docker', 'exec', 'nccl', 'bash', '-c']
+    assert result['command'][5].splitlines() == [
+        'set -e', '/scripts/init_ssh.sh vm-1 vm-2', '/scripts/gen_hostfiles.sh vm-1 vm-2',
+        '/scripts/run-nccl-tcpxo.sh all_gather_perf "${LD_LIBRARY_PATH}" 8 eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8 1M 512M 3 2 10 8 2 10']
+    tcpx = run({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['vm-1', 'vm-2'], 'container': 'tcpx'}, check_mode=True)
+    assert tcpx['command'][5].splitlines()[-1] == '/scripts/run-allgather.sh 8 eth1,eth2,eth3,eth4 1M 512M 2'
+
+
+def test_local_mode_in_check_mode_does_not_run(tmp_path):
+    marker = tmp_path / 'args'
+    result = run(local(env={'STANDIN_ARGS_FILE': str(marker)}), check_mode=True)
+    assert result['skipped'] and not marker.exists()
+    assert result['command'] == [BINARY, '-b', '1M', '-e', '512M', '-f', '2']
+
+
+def test_local_mode_runs_the_standin_with_its_arguments(tmp_path):
+    marker = tmp_path / 'args'
+    result = run(local(machine_type='a3-megagpu-8g', expected_gpus=None, preflight=False, iters=50, check=0,
+                       env={'STANDIN_ARGS_FILE': str(marker)}))
+    assert marker.read_text().split() == ['-b', '1M', '-e', '512M', '-f', '2', '-g', '8', '-n', '50', '-c', '0']
+    assert result['rc'] == 0 and result['timed_out'] is False and result['run_problems'] == []
+    assert result['verdict']['passed'], result['verdict']['summary']
+    assert result['parsed']['collectives'][0]['network'] == 'FasTrak'
+    assert 'log_path' not in result
+
+
+def test_local_mode_preflight_reads_nvidia_smi():
+    result = run(local())
+    assert result['preflight']['passed'] and [g['name'] for g in result['preflight']['gpus']] == ['NVIDIA H200'] * 2
+    assert result['preflight']['topology'] == {'GPU0': {'GPU1': 'NV18'}, 'GPU1': {'GPU0': 'NV18'}}
+
+
+def test_preflight_failure_stops_before_the_test(tmp_path):
+    marker = tmp_path / 'args'
+    result = run(local(machine_type='a3-megagpu-8g', expected_gpus=None, env={'STANDIN_ARGS_FILE': str(marker)}))
+    assert result['failed'] and result['msg'].startswith('preflight: the GPUs are not fit for an NCCL test: nvidia-smi shows 2 GPU(s)')
+    assert not marker.exists()
+
+
+def test_nonzero_exit_fails_the_verdict_and_keeps_the_log(tmp_path):
+    log = tmp_path / 'raw.log'
+    result = run(local(env={'STANDIN_RC': '1'}, log_path=str(log)))
+    assert result['rc'] == 1 and result['run_problems'] == ['exited with status 1']
+    assert not result['verdict']['passed'] and 'nccl-tests: exited with status 1' in result['verdict']['reasons']
+    assert result['log_path'] == str(log) and 'Avg bus bandwidth' in log.read_text()
+
+
+def test_timeout_stops_the_run_and_parses_what_it_printed(tmp_path):
+    result = run(local(env={'STANDIN_SLEEP': '30'}, timeout=1, log_path=str(tmp_path / 'raw.log')))
+    assert result['timed_out'] is True and result['rc'] is None
+    assert result['verdict']['reasons'][-1] == 'nccl-tests: stopped after the 1 s timeout'
+    assert len(result['parsed']['collectives'][0]['rows']) == 10
+
+
+def test_missing_binary_names_the_field():
+    result = run(local(binary='/nonexistent/all_gather_perf', preflight=False))
+    assert result['failed'] and result['msg'].startswith('binary: cannot run /nonexistent/all_gather_perf (exit 127')

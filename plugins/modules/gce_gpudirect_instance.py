@@ -360,6 +360,10 @@ def build(params, project):
         if links.region_of(zone) != region:
             raise gce_instance.SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
                                          'give zones of %s' % (zone, region, params['zone'], region))
+        try:
+            compute.check_zone(family.machine_type, zone, region, field='fallback_zones')
+        except ValueError as exc:
+            raise gce_instance.SpecError(str(exc)) from None
     if params['create_placement_policy'] and not params['placement_policy']:
         raise gce_instance.SpecError('placement_policy: give the name of the compact placement policy to create')
     spec = gce_instance.build_instance_spec(
@@ -481,8 +485,10 @@ def ensure_placement_policy(compute, params, check_mode, actions):
                     body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
 
 
-def check_references(module, spec, params):
-    """Fail before any VM is created when what they need does not exist: networks, reservation.
+def check_references(module, spec, params, new_vms=0):
+    """Fail before any VM is created when what they need does not exist: networks, reservation; and when the
+    reservation cannot take them (what Compute Engine refuses: another machine type, a reservation without
+    specificReservationRequired, too little free capacity).
 
     In check mode missing networks are a warning: a whole playbook run with --check plans the
     GPUDirect network in an earlier task without creating it.
@@ -499,9 +505,27 @@ def check_references(module, spec, params):
         module.warn(message + ' (check mode: assuming an earlier task creates it)')
     if spec.reservation:
         path = spec.reservation if '/' in spec.reservation else 'zones/%s/reservations/%s' % (params['zone'], spec.reservation)
-        if compute.get(path, "get reservation '%s'" % spec.reservation) is None:
+        reservation = compute.get(path, "get reservation '%s'" % spec.reservation)
+        if reservation is None:
             raise gce_instance.SpecError("reservation: '%s' does not exist in %s; create it or name an existing one"
                                          % (spec.reservation, params['zone']))
+        check_reservation(spec.reservation, reservation, spec.family.machine_type, new_vms)
+
+
+def check_reservation(name, reservation, machine_type, new_vms):
+    """The refusals Compute Engine makes when VMs target a specific reservation, made here first with the fix."""
+    specific = reservation.get('specificReservation') or {}
+    reserved = links.resource_name(specific.get('instanceProperties', {}).get('machineType', ''))
+    if reserved != machine_type:
+        raise gce_instance.SpecError("reservation: '%s' reserves %s, not %s; name a reservation of %s VMs"
+                                     % (name, reserved or 'no machine type', machine_type, machine_type))
+    if not reservation.get('specificReservationRequired'):
+        raise gce_instance.SpecError("reservation: '%s' was created without specificReservationRequired, so VMs cannot name it; "
+                                     'recreate it with specificReservationRequired (gcloud --require-specific-reservation)' % name)
+    free = int(specific.get('count', 0)) - int(specific.get('inUseCount', 0))
+    if new_vms > free:
+        raise gce_instance.SpecError("reservation: '%s' has room for %d more VM(s), %d asked; lower count or grow the reservation"
+                                     % (name, free, new_vms))
 
 
 def main():
@@ -541,7 +565,7 @@ def main():
                                  **result)
             to_create = missing + [name for name, _fields in replace]
             if to_create:
-                check_references(module, spec, params)
+                check_references(module, spec, params, new_vms=len(missing))
                 ensure_placement_policy(compute, params, module.check_mode, actions)
             actions.extend("replace instance '%s' (%s)" % (name, ', '.join(fields)) for name, fields in replace)
             actions.extend("create instance '%s' in %s" % (name, params['zone']) for name in missing)

@@ -237,7 +237,7 @@ def test_provisioning_models(name):
         # Seed 000 says A3 Edge does not take RESERVATION_BOUND; Google's current reservation-bound page
         # (about-reservation-bound-instances) lists A3 Edge, and the catalog follows the newer page.
         assert_in('予約型プロビジョニングモデルでは、a3-edgegpu-8g マシンタイプはサポートされていません', section, 'edge')
-        assert 'about-reservation-bound-instances' in inspect.getsource(F) and 'seed 000 is older' in inspect.getsource(F)
+        assert 'about-reservation-bound-instances' in inspect.getsource(families) and 'seed 000 is older' in inspect.getsource(families)
     assert fam.reservation_bound_allowed is True and F.RESERVATION_BOUND in fam.provisioning_models
 
 

@@ -46,12 +46,13 @@ options:
     default: '{prefix}-vm-{n}'
   zone:
     description:
-      - Zone of the VMs.
+      - Zone of the VMs. It must offer O(machine_type) (Google's GPU locations page); another zone is refused before anything
+        is created, with the zones of its region that do.
     type: str
     required: true
   fallback_zones:
     description:
-      - Zones of the same region to try in order when O(zone) has no capacity for a VM.
+      - Zones of the same region to try in order when O(zone) has no capacity for a VM; each must offer O(machine_type).
     type: list
     elements: str
     default: []
@@ -109,7 +110,9 @@ options:
     type: str
   reservation:
     description:
-      - Name or URL of the reservation a reservation_bound VM consumes; it must exist.
+      - Name or URL of the reservation a reservation_bound VM consumes. It must exist, reserve O(machine_type), have been
+        created with specificReservationRequired and have room for the VMs to create; otherwise the module fails before
+        creating any VM, as Compute Engine would refuse them.
     type: str
   restart_on_failure:
     description:
@@ -134,7 +137,8 @@ options:
     type: int
   boot_disk_type:
     description:
-      - Boot disk type such as C(pd-balanced); the API's default when unset.
+      - Boot disk type such as C(pd-balanced); the API's default when unset. A3 Mega, High and Edge take C(pd-balanced), C(pd-ssd)
+        and Hyperdisk types (Google's accelerator-optimized machines page); another type is refused before anything is created.
     type: str
   metadata:
     description:

@@ -19,6 +19,8 @@ description:
     changed in place; a difference that only a new resource can fix (a subnet's range, a network's subnet mode) fails
     before anything changes, naming the resource and the field.
   - Every input is checked before the first API call that changes anything; independent resources are created concurrently.
+  - A GPUDirect network whose new VPC networks do not fit in the project's C(NETWORKS) quota is refused before any is created
+    (a warning in check mode), instead of failing halfway at the network that passes the limit.
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:

@@ -146,7 +146,8 @@ def test_machine_type_zones_and_boot_disk_types_are_the_sandboxs():
     locations = json.loads((ROOT / 'tests' / 'sandbox' / 'data' / 'locations.json').read_text(encoding='utf-8'))
     assert {name: sorted(zones) for name, zones in compute.MACHINE_TYPE_ZONES.items()} == {
         name: sorted(zones) for name, zones in locations['machine_type_zones'].items()}
-    from sandbox import rules  # pylint: disable=import-outside-toplevel  (tests/ is on sys.path: tests/conftest.py)
+    # tests/ is on sys.path (tests/conftest.py)
+    from sandbox import rules  # pylint: disable=import-outside-toplevel
     assert dict(compute.BOOT_DISK_TYPES) == rules.DISK_TYPES_BY_MACHINE
 
 

@@ -46,12 +46,13 @@ options:
     default: '{prefix}-vm-{n}'
   zone:
     description:
-      - Zone of the VMs.
+      - Zone of the VMs. It must offer O(machine_type) (Google's GPU locations page); another zone is refused before anything
+        is created, with the zones of its region that do.
     type: str
     required: true
   fallback_zones:
     description:
-      - Zones of the same region to try in order when O(zone) has no capacity for a VM.
+      - Zones of the same region to try in order when O(zone) has no capacity for a VM; each must offer O(machine_type).
     type: list
     elements: str
     default: []
@@ -109,7 +110,9 @@ options:
     type: str
   reservation:
     description:
-      - Name or URL of the reservation a reservation_bound VM consumes; it must exist.
+      - Name or URL of the reservation a reservation_bound VM consumes. It must exist, reserve O(machine_type), have been
+        created with specificReservationRequired and have room for the VMs to create; otherwise the module fails before
+        creating any VM, as Compute Engine would refuse them.
     type: str
   restart_on_failure:
     description:
@@ -134,7 +137,8 @@ options:
     type: int
   boot_disk_type:
     description:
-      - Boot disk type such as C(pd-balanced); the API's default when unset.
+      - Boot disk type such as C(pd-balanced); the API's default when unset. A3 Mega, High and Edge take C(pd-balanced), C(pd-ssd)
+        and Hyperdisk types (Google's accelerator-optimized machines page); another type is refused before anything is created.
     type: str
   metadata:
     description:
@@ -360,6 +364,10 @@ def build(params, project):
         if links.region_of(zone) != region:
             raise gce_instance.SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
                                          'give zones of %s' % (zone, region, params['zone'], region))
+        try:
+            compute.check_zone(family.machine_type, zone, region, field='fallback_zones')
+        except ValueError as exc:
+            raise gce_instance.SpecError(str(exc)) from None
     if params['create_placement_policy'] and not params['placement_policy']:
         raise gce_instance.SpecError('placement_policy: give the name of the compact placement policy to create')
     spec = gce_instance.build_instance_spec(
@@ -481,8 +489,10 @@ def ensure_placement_policy(compute, params, check_mode, actions):
                     body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
 
 
-def check_references(module, spec, params):
-    """Fail before any VM is created when what they need does not exist: networks, reservation.
+def check_references(module, spec, params, new_vms=0):
+    """Fail before any VM is created when what they need does not exist: networks, reservation; and when the
+    reservation cannot take them (what Compute Engine refuses: another machine type, a reservation without
+    specificReservationRequired, too little free capacity).
 
     In check mode missing networks are a warning: a whole playbook run with --check plans the
     GPUDirect network in an earlier task without creating it.
@@ -499,9 +509,27 @@ def check_references(module, spec, params):
         module.warn(message + ' (check mode: assuming an earlier task creates it)')
     if spec.reservation:
         path = spec.reservation if '/' in spec.reservation else 'zones/%s/reservations/%s' % (params['zone'], spec.reservation)
-        if compute.get(path, "get reservation '%s'" % spec.reservation) is None:
+        reservation = compute.get(path, "get reservation '%s'" % spec.reservation)
+        if reservation is None:
             raise gce_instance.SpecError("reservation: '%s' does not exist in %s; create it or name an existing one"
                                          % (spec.reservation, params['zone']))
+        check_reservation(spec.reservation, reservation, spec.family.machine_type, new_vms)
+
+
+def check_reservation(name, reservation, machine_type, new_vms):
+    """The refusals Compute Engine makes when VMs target a specific reservation, made here first with the fix."""
+    specific = reservation.get('specificReservation') or {}
+    reserved = links.resource_name(specific.get('instanceProperties', {}).get('machineType', ''))
+    if reserved != machine_type:
+        raise gce_instance.SpecError("reservation: '%s' reserves %s, not %s; name a reservation of %s VMs"
+                                     % (name, reserved or 'no machine type', machine_type, machine_type))
+    if not reservation.get('specificReservationRequired'):
+        raise gce_instance.SpecError("reservation: '%s' was created without specificReservationRequired, so VMs cannot name it; "
+                                     'recreate it with specificReservationRequired (gcloud --require-specific-reservation)' % name)
+    free = int(specific.get('count', 0)) - int(specific.get('inUseCount', 0))
+    if new_vms > free:
+        raise gce_instance.SpecError("reservation: '%s' has room for %d more VM(s), %d asked; lower count or grow the reservation"
+                                     % (name, free, new_vms))
 
 
 def main():
@@ -541,7 +569,7 @@ def main():
                                  **result)
             to_create = missing + [name for name, _fields in replace]
             if to_create:
-                check_references(module, spec, params)
+                check_references(module, spec, params, new_vms=len(missing))
                 ensure_placement_policy(compute, params, module.check_mode, actions)
             actions.extend("replace instance '%s' (%s)" % (name, ', '.join(fields)) for name, fields in replace)
             actions.extend("create instance '%s' in %s" % (name, params['zone']) for name in missing)

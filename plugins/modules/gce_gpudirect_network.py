@@ -19,6 +19,8 @@ description:
     changed in place; a difference that only a new resource can fix (a subnet's range, a network's subnet mode) fails
     before anything changes, naming the resource and the field.
   - Every input is checked before the first API call that changes anything; independent resources are created concurrently.
+  - A GPUDirect network whose new VPC networks do not fit in the project's C(NETWORKS) quota is refused before any is created
+    (a warning in check mode), instead of failing halfway at the network that passes the limit.
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:
@@ -320,6 +322,28 @@ def remove(compute, plan, current, timeout, check_mode):
     return actions
 
 
+def check_network_quota(module, plan, actions):
+    """Refuse, before creating anything, a fabric whose new VPC networks do not fit in the project's NETWORKS quota
+    (the project's ``quotas``): Compute Engine would refuse the network that passes the limit with 403 quotaExceeded
+    ("Quota 'NETWORKS' exceeded. Limit: 15.0 globally."), leaving the fabric half made.  Check mode warns instead."""
+    new_networks = [resource.name for resource in plan.resources if resource.kind == 'network' and actions.get(resource.name, (None,))[0] == 'create']
+    if not new_networks:
+        return
+    project = module.compute.get('projects/%s' % module.compute.project, 'get project %s' % module.compute.project) or {}
+    quota = next((item for item in project.get('quotas', []) if item.get('metric') == 'NETWORKS'), None)
+    if quota is None:
+        return
+    room = int(quota['limit'] - quota.get('usage', 0))
+    if len(new_networks) > room:
+        message = ('network_prefix: the GPUDirect network %s needs %d new VPC networks, and project %s has room for %d of its NETWORKS '
+                   'quota (%d of %d used); ask for a quota increase or delete unused networks'
+                   % (plan.prefix, len(new_networks), module.compute.project, max(room, 0), int(quota.get('usage', 0)), int(quota['limit'])))
+        if module.check_mode:
+            module.warn(message)
+        else:
+            raise gce_network.PlanError(message)
+
+
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
@@ -354,6 +378,7 @@ def main():
             resources = plan.resources
             result['actions'] = [describe_action(resource, actions[resource.name]) for resource in resources if resource.name in actions]
             after = {resource.name: gce_network.view(dict(before.get(resource.name) or {}, **resource.body)) for resource in resources}
+            check_network_quota(module, plan, actions)
             runner = FabricRunner(module.compute, plan, current, actions, params['timeout'])
             if not module.check_mode:
                 runner.apply()

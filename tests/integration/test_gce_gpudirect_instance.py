@@ -144,6 +144,25 @@ def test_spot_capacity_errors_named_and_rerun(sandbox, vms):
     assert len(instances(sandbox)) == 8
 
 
+def test_reservation_the_vms_cannot_use_is_refused_before_any_insert(sandbox, vms, connection):
+    """Compute Engine refuses VMs that name a reservation of another machine type, one made without
+    specificReservationRequired, or one without room (tests/sandbox/instances.py, _check_reservation); the module
+    refuses them first, naming the option and the fix."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    for name, machine, specific, count in (('mega', 'a3-megagpu-8g', True, 2), ('open', 'a3-highgpu-8g', False, 2), ('one', 'a3-highgpu-8g', True, 1)):
+        compute.run('POST', 'zones/%s/reservations' % ZONE, 'create reservation', body={
+            'name': name, 'specificReservationRequired': specific,
+            'specificReservation': {'count': str(count), 'instanceProperties': {'machineType': machine}}})
+    vms(count=1, check_mode=True)
+    for reservation, message in (('mega', "reservation: 'mega' reserves a3-megagpu-8g, not a3-highgpu-8g"),
+                                 ('open', "reservation: 'open' was created without specificReservationRequired"),
+                                 ('one', "reservation: 'one' has room for 1 more VM(s), 2 asked")):
+        refused = vms(provisioning_model='reservation_bound', termination_action='DELETE', reservation=reservation, count=2)
+        assert refused['failed'] is True and message in refused['msg'], refused['msg']
+    assert [e for e in mutating(sandbox) if '/instances' in e['path']] == []
+
+
 def test_fallback_zone_takes_the_vm(sandbox, vms):
     sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=1)
     result = vms(count=1, fallback_zones=['us-central1-b'])
@@ -227,6 +246,12 @@ def test_check_mode_creates_nothing(sandbox, vms):
     ({'placement_policy': 'nope'}, "placement_policy: 'nope' does not exist in us-central1"),
     ({'network_prefix': 'other'}, 'network_interfaces: network other-data-net-1, other-data-net-2'),
     ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
+    # What Compute Engine refuses (issue 16; tests/sandbox), refused here first with the fix: zones of the GPU
+    # locations page, and the boot disk types of the series.
+    ({'zone': 'us-central1-f'}, "zone: a3-highgpu-8g is not offered in us-central1-f (Google's GPU locations page); "
+                                'in us-central1 use us-central1-a, us-central1-b, us-central1-c'),
+    ({'fallback_zones': ['us-central1-f']}, 'fallback_zones: a3-highgpu-8g is not offered in us-central1-f'),
+    ({'boot_disk_type': 'pd-standard'}, 'boot_disk_type: a3-highgpu-8g does not take pd-standard disks; use one of: pd-balanced, pd-ssd'),
 ])
 def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, overrides, message):
     vms(count=1, check_mode=True, family=overrides.get('family', 'a3-highgpu-8g'), prefix=overrides.get('prefix', 'hi'))

@@ -170,6 +170,23 @@ def test_bad_input_is_refused_before_any_request(sandbox, fabric, overrides, mes
     assert sandbox.request_log() == []
 
 
+def test_a_fabric_over_the_networks_quota_is_refused_before_any_network(sandbox, fabric):
+    """Compute Engine refuses the network that passes the NETWORKS quota with 403 quotaExceeded (tests/sandbox/quotas.py),
+    which would leave half a fabric; the module reads the project's quota first and refuses the whole fabric, naming the
+    option and the fix.  Check mode warns instead of failing."""
+    sandbox.set_quota('NETWORKS', 3, project=PROJECT)
+    planned = fabric(check_mode=True)
+    # (the warning itself is not asserted: Ansible keeps warnings in a process-wide table that in-process runs share)
+    assert planned.get('failed') is not True and planned['changed'] is True and mutating(sandbox) == []
+    refused = fabric()
+    assert refused['failed'] is True
+    assert refused['msg'] == ('network_prefix: the GPUDirect network hi needs 5 new VPC networks, and project %s has room for 3 of its '
+                              'NETWORKS quota (0 of 3 used); ask for a quota increase or delete unused networks' % PROJECT)
+    assert mutating(sandbox) == []
+    sandbox.set_quota('NETWORKS', 5, project=PROJECT)
+    assert fabric().get('failed') is not True
+
+
 def test_ssh_open_to_the_world_when_said_so(sandbox, fabric):
     result = fabric(ssh_source_ranges=['0.0.0.0/0'], ssh_from_anywhere=True, check_mode=True)
     assert result['changed'] is True

@@ -40,8 +40,9 @@ def rdma_vpcs(api):
     for number in range(8):
         api.must('POST', P + '/regions/%s/subnetworks' % REGION,
                  {'name': 'rdma-sub-%d' % number, 'network': 'global/networks/rdma-net', 'ipCidrRange': '192.168.%d.0/24' % (1 + number)})
-    api.must('POST', P + '/zones/%s/reservations' % ZONE, {'name': 'a3u-res', 'specificReservationRequired': True,
-                                                          'specificReservation': {'count': 2, 'instanceProperties': {'machineType': 'a3-ultragpu-8g'}}})
+    api.must('POST', P + '/zones/%s/reservations' % ZONE,
+             {'name': 'a3u-res', 'specificReservationRequired': True,
+              'specificReservation': {'count': 2, 'instanceProperties': {'machineType': 'a3-ultragpu-8g'}}})
     return api
 
 
@@ -150,9 +151,9 @@ def test_seed_003_optional_flags_and_provisioning_with_gcloud(gcloud, api):
     --enable-queued-provisioning and --max-run-duration, --additional-pod-network, --enable-gvnic."""
     for number in range(1, 5):
         api.create_vpc(PROJECT, '%s-net-%d' % (PROJECT, number), '%s-sub-%d' % (PROJECT, number), REGION, '192.168.%d.0/24' % number)
-    api.must('POST', P + '/regions/%s/subnetworks' % REGION, {'name': 'pods-sub', 'network': 'global/networks/%s-net-1' % PROJECT,
-                                                             'ipCidrRange': '192.168.50.0/24',
-                                                             'secondaryIpRanges': [{'rangeName': 'pods', 'ipCidrRange': '10.60.0.0/16'}]})
+    api.must('POST', P + '/regions/%s/subnetworks' % REGION,
+             {'name': 'pods-sub', 'network': 'global/networks/%s-net-1' % PROJECT, 'ipCidrRange': '192.168.50.0/24',
+              'secondaryIpRanges': [{'rangeName': 'pods', 'ipCidrRange': '10.60.0.0/16'}]})
     ok(gcloud('container', 'clusters', 'create', 'tcpx', '--zone=us-central1-a', '--cluster-version=1.33.5-gke.1308000',
               '--enable-dataplane-v2', '--enable-ip-alias', '--enable-multi-networking', '--no-enable-autoupgrade', '--num-nodes=1'))
     nets = ['--additional-node-network=network=%s-net-%d,subnetwork=%s-sub-%d' % (PROJECT, n, PROJECT, n) for n in range(1, 5)]

@@ -98,8 +98,9 @@ def test_gpu_quota_per_region_through_the_control_endpoint(nets, sandbox):
 
 # ------------------------------------------------------------------------------------------ 4. reservations
 def reservation(api, name='res', machine='a3-highgpu-8g', count=1, specific=True):
-    api.must('POST', '%s/zones/%s/reservations' % (P, ZONE), {'name': name, 'specificReservationRequired': specific,
-                                                             'specificReservation': {'count': count, 'instanceProperties': {'machineType': machine}}})
+    api.must('POST', '%s/zones/%s/reservations' % (P, ZONE),
+             {'name': name, 'specificReservationRequired': specific,
+              'specificReservation': {'count': count, 'instanceProperties': {'machineType': machine}}})
 
 
 def affinity(name='res'):
@@ -305,7 +306,8 @@ def test_refusals_through_gcloud(gcloud, sandbox):
     assert gcloud('compute', 'instances', 'create', 'kept', '--zone=' + ZONE, '--machine-type=e2-standard-4', '--image-family=cos-121-lts',
                   '--image-project=cos-cloud', '--network-interface=network=net-a,subnet=sub-a', '--deletion-protection').returncode == 0
     result = gcloud('compute', 'instances', 'delete', 'kept', '--zone=' + ZONE, '--quiet')
-    assert result.returncode != 0 and "Invalid resource usage: 'Resource cannot be deleted if it's protected against deletion.'." in result.stderr, result.stderr
+    protected = "Invalid resource usage: 'Resource cannot be deleted if it's protected against deletion.'."
+    assert result.returncode != 0 and protected in result.stderr, result.stderr
 
 
 def test_gvnic_needs_an_image_with_the_gvnic_feature(nets, sandbox):

@@ -491,7 +491,8 @@ def network_profile_resource(project, name):
         return None
     return {
         'kind': 'compute#networkProfile', 'id': stable_id(name), 'creationTimestamp': '1969-12-31T16:00:00.000-08:00',
-        'name': name, 'description': 'RDMA over converged ethernet v2 (RoCE v2) profile for %s' % zone, 'profileType': {'networkType': 'RDMA', 'rdmaSubtype': 'ROCE'},
+        'name': name, 'description': 'RDMA over converged ethernet v2 (RoCE v2) profile for %s' % zone,
+        'profileType': {'networkType': 'RDMA', 'rdmaSubtype': 'ROCE'},
         'location': {'name': zone, 'scope': 'ZONE'},
         'features': {'interfaceTypes': ['MRDMA'], 'allowMultiNicInSameNetwork': 'MULTI_NIC_IN_SAME_NETWORK_ALLOWED',
                      'allowAutoModeSubnet': 'AUTO_MODE_SUBNET_BLOCKED', 'allowExternalIpAccess': 'EXTERNAL_IP_ACCESS_BLOCKED'},

@@ -134,9 +134,11 @@ def _node_pool(call, where, cluster, body, version):
     spec = catalog.MACHINE_TYPES.get(machine_type)
     if spec is None:
         raise bad_request('Machine type "%s" does not exist in zone "%s".' % (machine_type, _zones_of(where.location)[0]))
-    if not catalog.machine_type_in_zone(machine_type, (body.get('locations') or _zones_of(where.location))[0]):
-        # The zones of accelerator-optimized types (catalog.MACHINE_TYPE_ZONES, Google's GPU locations page).
-        raise bad_request('Machine type "%s" does not exist in zone "%s".' % (machine_type, (body.get('locations') or _zones_of(where.location))[0]))
+    for zone in body.get('locations') or _zones_of(where.location):
+        if not catalog.machine_type_in_zone(machine_type, zone):
+            # Every node location must offer the type: the zones of accelerator-optimized types are those of Google's
+            # GPU locations page (catalog.MACHINE_TYPE_ZONES).  Wording: the sandbox's (as for an unknown type).
+            raise bad_request('Machine type "%s" does not exist in zone "%s".' % (machine_type, zone))
     bundled = (spec.get('accelerators') or [{}])[0]
     for accelerator in config.get('accelerators', []):
         # Accelerator-optimized types come with their GPUs: the type and the count must be the machine type's

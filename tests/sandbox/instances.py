@@ -121,7 +121,7 @@ def _network_interfaces(call, body, zone, machine_type):
             'fingerprint': fingerprint(call),
             'stackType': nic.get('stackType', 'IPV4_ONLY'),
         })
-        nic_type = effective_nic_type(machine_type, index, nic)
+        nic_type = effective_nic_type(machine_type, nic)
         if nic_type:
             interface['nicType'] = nic_type
         if nic.get('accessConfigs'):

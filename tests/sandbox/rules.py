@@ -16,8 +16,11 @@ import uuid
 from .catalog import MACHINE_TYPES
 from .errors import ApiError, invalid
 
+# Resource names: the pattern of every ``name`` field in the compute.v1 discovery document ("must be 1-63 characters
+# long and match the regular expression `[a-z]([-a-z0-9]*[a-z0-9])?`").
 NAME_PATTERN = '(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)'
 _NAME = re.compile('^' + NAME_PATTERN + '$')
+# MTU of a VPC network: 1300 to 8896 bytes (https://cloud.google.com/vpc/docs/mtu; Network.mtu in the discovery document).
 MTU_MIN, MTU_MAX = 1300, 8896
 # RDMA network profiles: https://cloud.google.com/vpc/docs/rdma-network-profiles ("ZONE-vpc-roce";
 # "RoCE VPC networks only support MRDMA NICs ... All non-RDMA NICs of a VM must attach to regular VPC networks").
@@ -60,6 +63,7 @@ def parse_cidr(value, field='ipCidrRange'):
         network = ipaddress.ip_network(value, strict=False)
     except (TypeError, ValueError):
         raise field_error(field, value, 'Invalid IPCidrRange: %s.' % value) from None
+    # IPv4 subnet ranges: "the largest is /8, the smallest /29" (https://cloud.google.com/vpc/docs/subnets#valid-ranges).
     if network.version != 4 or not 8 <= network.prefixlen <= 29:
         raise field_error(field, value, 'Invalid IPCidrRange: %s; the prefix length must be between /8 and /29.' % value)
     # Valid IPv4 ranges (https://cloud.google.com/vpc/docs/subnets#valid-ranges): 127.0.0.0/8 (loopback) and
@@ -122,7 +126,7 @@ def roce_zone(network):
     return network['networkProfile'].rsplit('/', 1)[-1][:-len(ROCE_PROFILE_SUFFIX)]
 
 
-def effective_nic_type(machine_type, index, nic):
+def effective_nic_type(machine_type, nic):
     """The NIC type the VM gets.  Machine series that only take gVNIC (A3, A4: third generation and later) use
     it when ``nicType`` is unset: "gVNIC is the default and only supported network interface"
     (https://cloud.google.com/compute/docs/networking/using-gvnic and the machine series pages)."""
@@ -135,13 +139,16 @@ def effective_nic_type(machine_type, index, nic):
 def check_nics(machine_type, zone, nics, networks, image_features):
     """Refuse what GCE refuses for the NICs of an instance; ``networks`` is each NIC's stored network."""
     spec = MACHINE_TYPES[machine_type]
+    # NICs per machine type: A3 Mega 9, A3 High/Edge 5, A3 Ultra/A4 10 (accelerator-optimized machines page,
+    # https://cloud.google.com/compute/docs/accelerator-optimized-machines); others up to 8 by vCPU count
+    # (https://cloud.google.com/vpc/docs/create-use-multiple-interfaces#max-interfaces).  The real wording.
     if len(nics) > spec['max_nics']:
         raise field_error('networkInterfaces', '', 'Too many network interfaces. The maximum number of network interfaces '
                           'allowed for this machine type (%s) is %d.' % (machine_type, spec['max_nics']))
     family = spec['nic_family']
     regular_networks = {}
     for index, (nic, network) in enumerate(zip(nics, networks)):
-        nic_type = effective_nic_type(machine_type, index, nic)
+        nic_type = effective_nic_type(machine_type, nic)
         field = 'networkInterfaces[%d].nicType' % index
         # Wording of the three nicType refusals below: the sandbox's (documented limits, no public report quoted).
         if family == 'A3_TCP' and nic_type != 'GVNIC':
@@ -161,7 +168,8 @@ def check_nics(machine_type, zone, nics, networks, image_features):
                                   'it only supports MRDMA network interfaces.' % (network['name'], network['networkProfile'].rsplit('/', 1)[-1]))
             if roce_zone(network) != zone:
                 raise field_error('networkInterfaces[%d].network' % index, network['name'],
-                                  "Network '%s' is bound to zone %s by its network profile; the instance is in %s." % (network['name'], roce_zone(network), zone))
+                                  "Network '%s' is bound to zone %s by its network profile; the instance is in %s."
+                                  % (network['name'], roce_zone(network), zone))
         elif nic_type == 'MRDMA':
             raise field_error(field, nic_type, "nicType MRDMA needs a network with an RDMA (RoCE) network profile; '%s' has none." % network['name'])
         else:
@@ -233,19 +241,6 @@ def check_labels(labels):
                               'digits, underscores and dashes (1-63 characters).')
         if not (_LABEL_VALUE.match(value or '') and (value or '') == (value or '').lower()):
             raise field_error('labels.%s' % key, value, 'Label values use only lowercase letters, digits, underscores and dashes (0-63 characters).')
-
-
-# Project IDs (https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin):
-# 6-30 characters, lowercase letters, digits and hyphens, starting with a letter and not ending with a
-# hyphen; domain-scoped IDs ("example.com:my-project") carry a prefix.  Wording: the sandbox's.
-_PROJECT_ID = re.compile(r'^(?:[a-z][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$')
-
-
-def check_project_id(project):
-    if project is not None and not _PROJECT_ID.match(project):
-        raise ApiError(400, 'invalid', "Invalid value for field 'project': '%s'. Must be a match of regex "
-                       "'(?:(?:[-a-z0-9]{1,63}\\.)*(?:[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?):)?(?:[0-9]{1,19}|(?:[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?))'"
-                       % project)
 
 
 def check_request_id(request_id):

@@ -116,6 +116,8 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     try:
         family = families.get_family(machine_type, field='machine_type')
         model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model')
+        compute.check_zone(family.machine_type, zone, links.region_of(zone))
+        compute.check_boot_disk_type(family.machine_type, boot_disk_type)
     except ValueError as exc:
         raise SpecError(str(exc)) from None
     if families.GCE not in family.platforms:

@@ -299,79 +299,16 @@ actions:
 import threading
 import time
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups as gce_lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, RetryPolicy
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
-ARGUMENT_SPEC = {
-    'names': {'type': 'list', 'elements': 'str'},
-    'count': {'type': 'int'},
-    'name_pattern': {'type': 'str', 'default': '{prefix}-vm-{n}'},
-    'zone': {'type': 'str', 'required': True},
-    'fallback_zones': {'type': 'list', 'elements': 'str', 'default': []},
-    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
-    'network_prefix': {'type': 'str'},
-    'network_interfaces': {'type': 'list', 'elements': 'dict', 'options': {
-        'network': {'type': 'str', 'required': True}, 'subnetwork': {'type': 'str', 'required': True}}},
-    'external_ip': {'type': 'bool', 'default': True},
-    'provisioning_model': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'spot', 'flex_start', 'reservation_bound']},
-    'termination_action': {'type': 'str', 'choices': ['STOP', 'DELETE']},
-    'max_run_duration': {'type': 'str'},
-    'request_valid_for_duration': {'type': 'str'},
-    'reservation': {'type': 'str'},
-    'restart_on_failure': {'type': 'bool', 'default': True},
-    'image': {'type': 'str'},
-    'image_family': {'type': 'str'},
-    'image_project': {'type': 'str'},
-    'boot_disk_size_gb': {'type': 'int'},
-    'boot_disk_type': {'type': 'str'},
-    'metadata': {'type': 'dict'},
-    'service_account_email': {'type': 'str', 'default': 'default'},
-    'service_account_scopes': {'type': 'list', 'elements': 'str'},
-    'labels': {'type': 'dict'},
-    'tags': {'type': 'list', 'elements': 'str'},
-    'placement_policy': {'type': 'str'},
-    'create_placement_policy': {'type': 'bool', 'default': False},
-    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'started', 'stopped', 'absent']},
-    'recreate': {'type': 'bool', 'default': False},
-    'timeout': {'type': 'int', 'default': 900},
-}
-MUTUALLY_EXCLUSIVE = [('names', 'count'), ('network_prefix', 'network_interfaces')]
-REQUIRED_ONE_OF = [('names', 'count'), ('network_prefix', 'network_interfaces')]
-
-
-def build(params, project):
-    """The VM names and their shared spec, from the module options; SpecError on bad input."""
-    names = gce_instance.instance_names(params['names'], params['count'], params['name_pattern'], params['network_prefix'])
-    try:
-        family = families.get_family(params['machine_type'])
-    except ValueError as exc:
-        raise gce_instance.SpecError(str(exc)) from None
-    if params['network_prefix']:
-        interfaces = compute.network_interfaces(params['network_prefix'], family.data_nic_count)
-    else:
-        interfaces = [(nic['network'], nic['subnetwork']) for nic in params['network_interfaces']]
-    region = links.region_of(params['zone'])
-    for zone in params['fallback_zones']:
-        if links.region_of(zone) != region:
-            raise gce_instance.SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
-                                         'give zones of %s' % (zone, region, params['zone'], region))
-    if params['create_placement_policy'] and not params['placement_policy']:
-        raise gce_instance.SpecError('placement_policy: give the name of the compact placement policy to create')
-    spec = gce_instance.build_instance_spec(
-        project, params['zone'], params['machine_type'], interfaces, provisioning_model=params['provisioning_model'],
-        termination_action=params['termination_action'], max_run_duration=params['max_run_duration'],
-        request_valid_for_duration=params['request_valid_for_duration'], reservation=params['reservation'],
-        restart_on_failure=params['restart_on_failure'], image=params['image'], image_family=params['image_family'],
-        image_project=params['image_project'], boot_disk_size_gb=params['boot_disk_size_gb'],
-        boot_disk_type=params['boot_disk_type'], metadata=params['metadata'], service_account_email=params['service_account_email'],
-        scopes=params['service_account_scopes'], labels=params['labels'], tags=params['tags'],
-        placement_policy=params['placement_policy'], external_ip=params['external_ip'])
-    return names, spec
+ARGUMENT_SPEC = gce_instance.ARGUMENT_SPEC
+MUTUALLY_EXCLUSIVE = gce_instance.MUTUALLY_EXCLUSIVE
+REQUIRED_ONE_OF = gce_instance.REQUIRED_ONE_OF
 
 
 def read_instances(compute, names):
@@ -481,15 +418,17 @@ def ensure_placement_policy(compute, params, check_mode, actions):
                     body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
 
 
-def check_references(module, spec, params):
-    """Fail before any VM is created when what they need does not exist: networks, reservation.
+def check_references(module, spec, params, names):
+    """Fail before any VM is created when what they need does not exist: zones, machine type, disk type, image,
+    networks and subnetworks with free addresses for every VM, reservation.
 
     In check mode missing networks are a warning: a whole playbook run with --check plans the
     GPUDirect network in an earlier task without creating it.
     """
     compute = module.compute
+    names = [name for name in names if name]
+    existing = gce_lookups.check_references(compute, spec, names, params['zone'], params['fallback_zones'])
     networks = {links.resource_name(nic['network']) for nic in spec.template['networkInterfaces']}
-    existing = {item['name'] for item in compute.list('global/networks', 'list networks')}
     missing = sorted(networks - existing)
     if missing:
         message = 'network_interfaces: network %s does not exist; create the GPUDirect network first (gce_gpudirect_network, or the ' \
@@ -510,7 +449,7 @@ def main():
     params = module.params
     result = {'instances': [], 'events': [], 'actions': []}
     try:
-        names, spec = build(params, module.compute.project)
+        names, spec = gce_instance.build_from_params(params, module.compute.project)
     except gce_instance.SpecError as exc:
         module.fail_json(msg=str(exc), **result)
     state = params['state']
@@ -541,7 +480,7 @@ def main():
                                  **result)
             to_create = missing + [name for name, _fields in replace]
             if to_create:
-                check_references(module, spec, params)
+                check_references(module, spec, params, names)
                 ensure_placement_policy(compute, params, module.check_mode, actions)
             actions.extend("replace instance '%s' (%s)" % (name, ', '.join(fields)) for name, fields in replace)
             actions.extend("create instance '%s' in %s" % (name, params['zone']) for name in missing)

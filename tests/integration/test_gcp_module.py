@@ -29,7 +29,7 @@ def test_connection_options_fall_back_to_the_environment(sandbox, capsys, monkey
 
 
 def test_errors_fail_once_with_their_parts(sandbox, capsys):
-    args = {'project': 'p', 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}
+    args = {'project': 'test-project', 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}
 
     def body(module):
         module.compute.run('POST', 'global/networks', "create network 'bad'", body={'name': 'bad', 'mtu': 9000})
@@ -54,6 +54,6 @@ def test_missing_project_names_the_option_and_the_variable(capsys, monkeypatch):
 
 def test_secrets_never_reach_the_output(capsys):
     token = 'ya29.secret-token-value'
-    result = run_module(capsys, {'project': 'p', 'auth_kind': 'accesstoken', 'access_token': token},
+    result = run_module(capsys, {'project': 'test-project', 'auth_kind': 'accesstoken', 'access_token': token},
                         lambda module: module.exit_json(changed=False, echo='token is %s' % token))
     assert token not in json.dumps(result)

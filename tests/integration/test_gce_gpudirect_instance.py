@@ -235,3 +235,33 @@ def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, override
     assert result['failed'] is True
     assert message in result['msg']
     assert len(mutating(sandbox)) == count
+
+
+def test_keys_added_by_others_are_kept_unless_the_field_is_exclusive(sandbox, vms, connection):
+    """An ssh-keys entry (as gcloud compute ssh or OS Login tooling writes it), a label and a tag added outside the
+    collection survive a rerun; a key the user gives is set beside them; `exclusive` enforces the whole set."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    vms(count=1, labels={'team': 'ml'}, tags=['gpu'])
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    vm = compute.get('zones/%s/instances/hi-vm-1' % ZONE)
+    path = 'zones/%s/instances/hi-vm-1' % ZONE
+    compute.run('POST', path + '/setMetadata', 'add ssh-keys', body={
+        'items': vm['metadata']['items'] + [{'key': 'ssh-keys', 'value': 'alice:ssh-ed25519 AAAA alice'}],
+        'fingerprint': vm['metadata']['fingerprint']})
+    compute.run('POST', path + '/setLabels', 'add label', body={'labels': {'team': 'ml', 'owner': 'alice'},
+                                                                'labelFingerprint': vm['labelFingerprint']})
+    compute.run('POST', path + '/setTags', 'add tag', body={'items': ['gpu', 'alice-debug'], 'fingerprint': vm['tags']['fingerprint']})
+    count = len(mutating(sandbox))
+    again = vms(count=1, labels={'team': 'ml'}, tags=['gpu'])
+    assert again['changed'] is False and again['actions'] == [], again.get('msg')
+    assert len(mutating(sandbox)) == count
+    given = vms(count=1, labels={'team': 'ml'}, tags=['gpu'], metadata={'cos-update-strategy': 'update_disabled', 'env': 'prod'})
+    assert given['actions'] == ["set metadata of instance 'hi-vm-1'"]
+    stored = instances(sandbox)['hi-vm-1']
+    assert {item['key'] for item in stored['metadata']['items']} == {'cos-update-strategy', 'ssh-keys', 'env'}
+    assert stored['labels'] == {'team': 'ml', 'owner': 'alice'} and sorted(stored['tags']['items']) == ['alice-debug', 'gpu']
+    enforced = vms(count=1, labels={'team': 'ml'}, tags=['gpu'], exclusive=['metadata', 'labels', 'tags'])
+    assert sorted(enforced['actions']) == ["set labels, metadata, tags of instance 'hi-vm-1'"] or len(enforced['actions']) == 1
+    stored = instances(sandbox)['hi-vm-1']
+    assert [item['key'] for item in stored['metadata']['items']] == ['cos-update-strategy']
+    assert stored['labels'] == {'team': 'ml'} and stored['tags']['items'] == ['gpu']

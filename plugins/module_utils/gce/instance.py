@@ -257,12 +257,37 @@ COMPARED = ('machineType', 'networkInterfaces', 'scheduling', 'reservationAffini
             'serviceAccounts', 'resourcePolicies')
 
 
-def differences(body, current):
-    """(in_place, recreate): the compared fields of `body` that differ on `current`."""
+# Map and list fields a VM's owner or other tools add to (OS Login and `gcloud compute ssh` write ssh-keys
+# metadata, monitoring agents add labels): only the keys the collection sets or the user gives are managed,
+# unless the field is named in the module's `exclusive` option, which enforces the whole set.
+SHARED_FIELDS = ('metadata', 'labels', 'tags')
+
+
+def managed_value(field, wanted, current, exclusive=False):
+    """What `field` (metadata, labels or tags) should be on the VM: `wanted` alone when exclusive, else what is
+    there with `wanted`'s keys set."""
+    if field == 'metadata':
+        items = {} if exclusive else {item['key']: item.get('value') for item in (current or {}).get('items', [])}
+        items.update({item['key']: item.get('value') for item in (wanted or {}).get('items', [])})
+        return {'items': [{'key': key, 'value': value} for key, value in sorted(items.items())]}
+    if field == 'tags':
+        items = set() if exclusive else set((current or {}).get('items', []))
+        return {'items': sorted(items | set((wanted or {}).get('items', [])))}
+    labels = {} if exclusive else dict(current or {})
+    labels.update(wanted or {})
+    return labels
+
+
+def differences(body, current, exclusive=()):
+    """(in_place, recreate): the compared fields of `body` that differ on `current`.
+
+    exclusive: the SHARED_FIELDS whose whole set is enforced; the others are compared on their managed keys only."""
     in_place, recreate = [], []
     for field in COMPARED:
         wanted = body.get(field)
-        if wanted is None and field in ('labels', 'tags', 'resourcePolicies', 'reservationAffinity'):
+        if field in SHARED_FIELDS:
+            wanted = managed_value(field, wanted, current.get(field), field in exclusive)
+        elif wanted is None and field in ('resourcePolicies', 'reservationAffinity'):
             continue
         if field == 'serviceAccounts':
             wanted = [dict(account) for account in wanted]   # copies: the default email is filled in below
@@ -337,6 +362,7 @@ ARGUMENT_SPEC = {
     'placement_policy': {'type': 'str'},
     'create_placement_policy': {'type': 'bool', 'default': False},
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'started', 'stopped', 'absent']},
+    'exclusive': {'type': 'list', 'elements': 'str', 'default': [], 'choices': list(SHARED_FIELDS)},
     'recreate': {'type': 'bool', 'default': False},
     'timeout': {'type': 'int', 'default': 900},
 }
@@ -379,3 +405,54 @@ def build_from_params(params, project):
         scopes=params['service_account_scopes'], labels=params['labels'], tags=params['tags'],
         placement_policy=params['placement_policy'], external_ip=params['external_ip'])
     return names, spec
+
+
+# -- what to do with each VM: one pure decision per VM -----------------------------------------------------------
+# Statuses of a VM on its way to RUNNING or to TERMINATED (https://cloud.google.com/compute/docs/instances/instance-life-cycle).
+STARTING = ('PROVISIONING', 'STAGING', 'REPAIRING')
+STOPPING = ('STOPPING', 'SUSPENDING')
+STOPPED = ('TERMINATED', 'SUSPENDED', 'STOPPED')
+RUNNING = 'RUNNING'
+
+
+class VmPlan:
+    """The steps for one VM, in order, and the status the call waits for afterwards (None: no wait).
+
+    steps: any of create, recreate, update, start, stop, delete, wait; [] leaves the VM as it is. refused names
+    the fields that only a new VM can change when recreate is off."""
+
+    def __init__(self, steps=(), wait_for=None, refused=()):
+        self.steps = list(steps)
+        self.wait_for = wait_for
+        self.refused = list(refused)
+
+    def __eq__(self, other):
+        return (self.steps, self.wait_for, self.refused) == (other.steps, other.wait_for, other.refused)
+
+    def __repr__(self):
+        return 'VmPlan(%r, wait_for=%r, refused=%r)' % (self.steps, self.wait_for, self.refused)
+
+
+def plan_vm(status, state, in_place=(), fixed=(), recreate=False):
+    """The plan of one VM: status is its current status (None when it does not exist), state the module's state.
+
+    Only started and stopped change a VM's power state; present leaves a stopped VM stopped and waits for a VM
+    that is still starting (a rerun during PROVISIONING waits instead of reporting nothing to do)."""
+    if state == 'absent':
+        return VmPlan(['delete']) if status is not None else VmPlan()
+    if status is None:
+        return VmPlan(['create', 'stop'], 'TERMINATED') if state == 'stopped' else VmPlan(['create'], RUNNING)
+    if fixed and not recreate:
+        return VmPlan(refused=fixed)
+    if fixed:
+        return VmPlan(['recreate', 'stop'], 'TERMINATED') if state == 'stopped' else VmPlan(['recreate'], RUNNING)
+    steps = ['update'] if in_place else []
+    if status in STARTING:
+        return VmPlan(['wait'] + steps + (['stop'] if state == 'stopped' else []), 'TERMINATED' if state == 'stopped' else RUNNING)
+    if status in STOPPING:
+        return VmPlan(['wait'] + steps + (['start'] if state == 'started' else []), RUNNING if state == 'started' else 'TERMINATED')
+    if state == 'started' and status in STOPPED:
+        return VmPlan(steps + ['start'], RUNNING)
+    if state == 'stopped' and status == RUNNING:
+        return VmPlan(steps + ['stop'], 'TERMINATED')
+    return VmPlan(steps)

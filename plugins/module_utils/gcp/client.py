@@ -519,6 +519,28 @@ class ComputeClient(_ApiClient):
         """call() and wait() together: the finished operation, or a GcpError naming the resource."""
         return self.wait(self.call(method, path, action, body=body, params=params), action, timeout=timeout)
 
+    def instances_by_name(self, names):
+        """{name: instance} for the named VMs that exist in any zone: one aggregatedList with a name filter."""
+        wanted = set(names)
+        if not wanted:
+            return {}
+        query = {'filter': 'name eq "(%s)"' % '|'.join(sorted(wanted))}
+        return {instance['name']: instance for _scope, instance in self.aggregated_list('instances', 'list instances', params=query)
+                if instance['name'] in wanted}
+
+    def wait_for_instances(self, names, targets, timeout):
+        """Poll (one aggregatedList a round, with backoff) until each VM of targets ({name: status}) has its status.
+
+        Returns ({name: instance} of every name, [names still late at the deadline]); a VM not in targets is only read."""
+        deadline = time.monotonic() + timeout
+        delays = RetryPolicy(initial_delay=1.0, max_delay=10.0).delays()
+        while True:
+            current = self.instances_by_name(names)
+            late = [name for name, status in targets.items() if current.get(name, {}).get('status') != status]
+            if not late or time.monotonic() >= deadline:
+                return current, late
+            self.transport.sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
+
     def delete(self, path, action, timeout=600.0):
         """Delete and wait; False when there was nothing to delete."""
         try:

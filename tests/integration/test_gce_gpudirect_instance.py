@@ -265,3 +265,16 @@ def test_keys_added_by_others_are_kept_unless_the_field_is_exclusive(sandbox, vm
     stored = instances(sandbox)['hi-vm-1']
     assert [item['key'] for item in stored['metadata']['items']] == ['cos-update-strategy']
     assert stored['labels'] == {'team': 'ml'} and stored['tags']['items'] == ['gpu']
+
+
+def test_present_leaves_a_stopped_vm_stopped_while_another_changes(sandbox, vms, connection):
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    vms(count=2)
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    compute.run('POST', 'zones/%s/instances/hi-vm-1/stop' % ZONE, 'stop by hand')
+    count = len(mutating(sandbox))
+    result = vms(count=2, names=None, labels={'team': 'ml'}, timeout=30)
+    assert result.get('failed') is not True, result.get('msg')
+    assert result['actions'] == ["set labels of instance 'hi-vm-1'", "set labels of instance 'hi-vm-2'"]
+    assert {vm['name']: vm['status'] for vm in result['instances']} == {'hi-vm-1': 'TERMINATED', 'hi-vm-2': 'RUNNING'}
+    assert not any(e['path'].split('?')[0].endswith(('/start', '/stop')) for e in mutating(sandbox)[count:])

@@ -117,11 +117,26 @@ def test_reservation_bound_needs_an_existing_reservation(sandbox, vms, connectio
 def test_capacity_errors_are_per_vm_and_a_rerun_creates_only_those(sandbox, vms):
     vms(count=1)   # fabric and one VM first
     sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=3)
-    result = vms(count=8, provisioning_model='spot', termination_action='STOP', names=None)
-    # hi-vm-1 exists as a standard VM: a spot request for it is an immutable difference
+    result = vms(count=8)
     assert result['failed'] is True
-    assert 'hi-vm-1 (scheduling)' in result['msg']
-    assert len(instances(sandbox)) == 1
+    failed = sorted(vm['name'] for vm in result['instances'] if vm['status'] == 'FAILED')
+    assert len(failed) == 3 and 'hi-vm-1' not in failed
+    assert result['msg'].startswith('3 of 8 VMs failed: ') and 'ZONE_RESOURCE_POOL_EXHAUSTED' in result['msg']
+    assert len(instances(sandbox)) == 5
+    count = len(mutating(sandbox))
+    rerun = vms(count=8)
+    assert rerun.get('failed') is not True, rerun.get('msg')
+    inserts = [e for e in mutating(sandbox)[count:] if e['path'].split('?')[0].endswith('/instances')]
+    assert sorted(e['body']['name'] for e in inserts) == failed
+    assert len(instances(sandbox)) == 8
+
+
+def test_a_spot_request_for_a_standard_vm_is_refused_before_any_insert(sandbox, vms):
+    vms(count=1)
+    count = len(mutating(sandbox))
+    result = vms(count=8, provisioning_model='spot', termination_action='STOP')
+    assert result['failed'] is True and 'hi-vm-1 (scheduling)' in result['msg']
+    assert len(mutating(sandbox)) == count and len(instances(sandbox)) == 1
 
 
 def test_spot_capacity_errors_named_and_rerun(sandbox, vms):

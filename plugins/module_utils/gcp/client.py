@@ -195,7 +195,12 @@ class Credentials:
             return
         with self._lock:
             if force_refresh or not self._credentials.valid:
-                self._credentials.refresh(google.auth.transport.requests.Request())
+                try:
+                    self._credentials.refresh(google.auth.transport.requests.Request())
+                except google.auth.exceptions.GoogleAuthError as exc:
+                    # RefreshError carries (text, response body); only the text is a message (and holds no secret).
+                    text = exc.args[0] if exc.args and isinstance(exc.args[0], str) else type(exc).__name__
+                    raise GcpError('authenticate', text) from None
             headers['Authorization'] = 'Bearer %s' % self._credentials.token
 
 

@@ -27,6 +27,7 @@ attributes:
     description: Runs the same reads as without check mode; it never changes anything.
   diff_mode:
     support: none
+    description: It changes nothing, so there is no diff.
 options:
   network:
     description:
@@ -43,13 +44,13 @@ options:
   nccl:
     description:
       - The options of M(aiinfra.gpudirect.nccl_perf) as the P(aiinfra.gpudirect.nccl_test#role) role will pass them. In mode
-        C(gce) without O(nccl.hosts), the VMs of O(instances) are the hosts.
+        C(gce) without C(hosts), the VMs of O(instances) are the hosts.
     type: dict
   variables:
     description:
-      - For each stage (C(network), C(instances), C(host), C(nccl), C(connection)), the playbook variable that sets each option,
+      - "For each stage (C(network), C(instances), C(host), C(nccl), C(connection)), the playbook variable that sets each option,
         for example C({instances: {count: gpudirect_node_count}}). Messages name these variables; an option without one is
-        named as the stage's option.
+        named as the stage's option."
     type: dict
     default: {}
 """

@@ -9,7 +9,6 @@ ansible-playbook's start-up), each in its own project so that the log tells them
 import concurrent.futures
 import re
 
-import pytest
 import yaml
 
 from playbook_runner import ansible_playbook, collection_root
@@ -110,47 +109,52 @@ def project_of(index, extra):
     return extra.get('__project') or 'inputs-case-%02d' % index
 
 
-@pytest.fixture(scope='module')
-def runs():
+def run_every_case():
     """{case id: (CompletedProcess, mutating requests of its project)}: every case run once, four at a time."""
     sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
     try:
         def run(index_case):
             index, (case, extra, _expected) = index_case
             extra_vars = dict(SSH, **{key: value for key, value in extra.items() if key != '__project'})
-            extra_vars = {key: value for key, value in extra_vars.items() if value is not None}
             return case, ansible_playbook(sandbox, 'a3high.yml', extra_vars, project=project_of(index, extra), timeout=300)
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             results = dict(pool.map(run, enumerate(CASES)))
         log = sandbox.request_log()
-        written = {}
-        for index, (case, extra, _expected) in enumerate(CASES):
-            marker = '/projects/%s/' % project_of(index, extra).replace(' ', '%20')
-            written[case] = [entry for entry in log if entry['method'] in MUTATING and marker in entry['path']]
-        yield {case: (results[case], written[case]) for case, _extra, _expected in CASES}
     finally:
         sandbox.stop()
+    runs = {}
+    for index, (case, extra, _expected) in enumerate(CASES):
+        marker = '/projects/%s/' % project_of(index, extra).replace(' ', '%20')
+        runs[case] = (results[case], [entry for entry in log if entry['method'] in MUTATING and marker in entry['path']])
+    return runs
 
 
-def test_at_least_forty_cases_each_with_its_own_variable():
+def test_at_least_forty_cases_each_with_its_own_id():
     assert len(CASES) >= 40
     assert len({case for case, _extra, _expected in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize('case, extra, expected', CASES, ids=[case for case, _e, _x in CASES])
-def test_bad_input_is_refused_before_anything_is_written(runs, case, extra, expected):
-    result, written = runs[case]
-    assert result.returncode != 0, result.stdout[-2000:]
-    refusal = re.search(r'fatal: \[localhost\]: FAILED! => (\{.*\})', result.stdout)
-    assert refusal, result.stdout[-2000:]
-    last_task = result.stdout.split('fatal:')[0].rsplit('TASK [', 1)[-1]
-    assert last_task.startswith("Check every stage's input before anything is created]"), 'the plan step refused it'
-    assert expected in refusal.group(1), refusal.group(1)
-    assert written == [], 'nothing is written on bad input'
+def test_bad_input_is_refused_by_the_plan_step_before_anything_is_written():
+    """One test over the whole table (one sandbox, runs in parallel), so that pytest-xdist does not run the
+    table once per worker; every failing case is listed with what went wrong."""
+    failures = []
+    for case, (result, written) in run_every_case().items():
+        expected = dict((c, x) for c, _e, x in CASES)[case]
+        refusal = re.search(r'fatal: \[localhost\]: FAILED! => (\{.*\})', result.stdout)
+        last_task = result.stdout.split('fatal:')[0].rsplit('TASK [', 1)[-1]
+        if result.returncode == 0 or not refusal:
+            failures.append('%s: not refused (rc %s): %s' % (case, result.returncode, result.stdout[-500:]))
+        elif not last_task.startswith("Check every stage's input before anything is created]"):
+            failures.append('%s: refused by a later task: %s' % (case, last_task[:120]))
+        elif expected not in refusal.group(1):
+            failures.append('%s: message %s does not hold %r' % (case, refusal.group(1)[:600], expected))
+        if written:
+            failures.append('%s: %d mutating requests: %s' % (case, len(written), [(e['method'], e['path']) for e in written[:3]]))
+    assert failures == [], '\n'.join(failures)
 
 
-def test_a_good_input_passes_the_plan_and_the_stage_options_match_the_roles(runs):
+def test_the_plan_steps_stage_options_match_the_roles():
     """The plan step passes each stage the options its role passes to its module (a stage option the role
     does not pass, or the reverse, would check something else than what runs)."""
     plays = yaml.safe_load((collection_root() / 'playbooks' / 'gce_cluster.yml').read_text(encoding='utf-8'))

@@ -168,8 +168,8 @@ class Problems:
         converted = re.search(r"argument '(\w+)' is of type .* unable to convert to (\w+)", text)
         if converted:
             option, wanted = converted.groups()
-            self.add(stage, '%s: %r is not %s; give %s' % (option, values.get(option), TYPE_WORDS.get(wanted, wanted),
-                                                            TYPE_WORDS.get(wanted, wanted)))
+            words = TYPE_WORDS.get(wanted, wanted)
+            self.add(stage, '%s: %r is not %s; write it as %s' % (option, values.get(option), words, words))
             return
         choice = re.search(r'value of (\w+) must be one of: (.*), got: (.*)', text)
         if choice:

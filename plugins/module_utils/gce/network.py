@@ -272,6 +272,7 @@ def view(resource):
         result['network'] = _comparable('network', result['network'])
     return result
 
+
 # The options of gce_gpudirect_network, here so that gpudirect_plan checks a playbook's network inputs with the same spec.
 ARGUMENT_SPEC = {
     'network_prefix': {'type': 'str', 'required': True},

@@ -242,6 +242,22 @@ def test_check_mode_creates_nothing(sandbox, vms):
     ({'placement_policy': 'nope'}, "placement_policy: 'nope' does not exist in us-central1"),
     ({'network_prefix': 'other'}, 'network_interfaces: network other-data-net-1, other-data-net-2'),
     ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
+    ({'count': 100000}, 'count: 100000 VMs need 100000 addresses in subnet hi-mgmt-sub (192.168.0.0/24), which has 252 free'),
+    ({'count': 253}, 'count: 253 VMs need 253 addresses'),
+    ({'count': 0}, 'count: 0 VMs; give 1 or more'),
+    ({'zone': 'us-central1-z'}, "zone: zone 'us-central1-z' does not exist in region us-central1 (zones of us-central1: us-central1-a"),
+    ({'zone': 'us-central1'}, "zone: 'us-central1' is a region, not a zone"),
+    ({'zone': 'us-central1-f'}, 'zone: a3-highgpu-8g is not offered in zone us-central1-f'),
+    ({'fallback_zones': ['us-central1-q']}, "fallback_zones: zone 'us-central1-q' does not exist in region us-central1"),
+    ({'boot_disk_type': 'pd-fast'}, "boot_disk_type: disk type 'pd-fast' does not exist in us-central1-a"),
+    ({'image_family': 'cos-999-lts'}, "image_family: image family 'cos-999-lts' does not exist in project cos-cloud"),
+    ({'boot_disk_size_gb': -10}, 'boot_disk_size_gb: -10 GB'),
+    ({'timeout': 0}, 'timeout: 0 seconds'),
+    ({'network_interfaces': [{'network': 'hi-mgmt-net', 'subnetwork': 'hi-mgmt-sub'}] +
+      [{'network': 'hi-data-net-%d' % n, 'subnetwork': 'hi-data-sub-%d' % n} for n in (1, 2, 3)] +
+      [{'network': 'hi-data-net-4', 'subnetwork': 'no-such-sub'}], 'network_prefix': None, 'names': ['vm-a'], 'count': None},
+     "network_interfaces: subnetwork 'no-such-sub' does not exist in us-central1, though its network 'hi-data-net-4' does"),
+    ({'project': 'My Project'}, "project: 'My Project' is not a valid project ID"),
 ])
 def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, overrides, message):
     vms(count=1, check_mode=True, family=overrides.get('family', 'a3-highgpu-8g'), prefix=overrides.get('prefix', 'hi'))

@@ -164,3 +164,15 @@ def test_the_plan_steps_stage_options_match_the_roles():
         role_options = set(tasks[0]['aiinfra.gpudirect.' + module])
         assert set(plan[stage]) == role_options, stage
         assert set(plan['variables'][stage]) >= role_options, stage
+
+
+def test_the_host_firewall_follows_the_networks_data_ranges():
+    """cos_host_prep's iptables ranges are the GPUDirect network's data ranges when the user gives them
+    (gce_network_data_cidrs), in every play of gce_cluster.yml (one shared vars block), and the plan checks the
+    same variable."""
+    plays = yaml.safe_load((collection_root() / 'playbooks' / 'gce_cluster.yml').read_text(encoding='utf-8'))
+    for play in plays:
+        assert play['vars']['cos_host_prep_firewall_source_ranges'] == '{{ __gpudirect_data_cidrs }}'
+        assert play['vars']['__gpudirect_data_cidrs'] == "{{ gce_network_data_cidrs | default([], true) }}"
+    plan = plays[0]['tasks'][0]['aiinfra.gpudirect.gpudirect_plan']
+    assert "'firewall_source_ranges': cos_host_prep_firewall_source_ranges," in plan['host']

@@ -309,3 +309,27 @@ def test_present_leaves_a_stopped_vm_stopped_while_another_changes(sandbox, vms,
     assert result['actions'] == ["set labels of instance 'hi-vm-1'", "set labels of instance 'hi-vm-2'"]
     assert {vm['name']: vm['status'] for vm in result['instances']} == {'hi-vm-1': 'TERMINATED', 'hi-vm-2': 'RUNNING'}
     assert not any(e['path'].split('?')[0].endswith(('/start', '/stop')) for e in mutating(sandbox)[count:])
+
+
+def test_a_rerun_while_a_vm_is_provisioning_waits_for_it(sandbox, vms, connection):
+    """The insert of hi-vm-2 is still running (2 s operations) when the module runs again: the VM is PROVISIONING,
+    so the plan is to wait for it, and the module returns it RUNNING instead of reporting nothing to do."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
+    vms(count=1)
+    params = dict(gce_instance_defaults(), zone=ZONE, machine_type='a3-highgpu-8g', network_prefix='hi', count=2, boot_disk_size_gb=50)
+    _names, spec = gce_instance.build_from_params(params, PROJECT)
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    sandbox.latency = 2.0
+    compute.call('POST', 'zones/%s/instances' % ZONE, 'insert without waiting', body=spec.body('hi-vm-2'))
+    assert instances(sandbox)['hi-vm-2']['status'] == 'PROVISIONING'
+    result = vms(count=2, timeout=60)
+    assert result.get('failed') is not True, result.get('msg')
+    assert result['actions'] == ["wait for instance 'hi-vm-2' (PROVISIONING)"]
+    assert {vm['name']: vm['status'] for vm in result['instances']} == {'hi-vm-1': 'RUNNING', 'hi-vm-2': 'RUNNING'}
+    assert result['changed'] is False, 'waiting is not a change'
+
+
+def gce_instance_defaults():
+    """The module's option defaults, as Ansible fills them in."""
+    return {name: spec.get('default') for name, spec in gce_gpudirect_instance.ARGUMENT_SPEC.items()}

@@ -251,7 +251,7 @@ def plan_stages(stages, project, problems, warn):
 
 def read_stages(compute, stages, network_plan, instances, problems):
     """What must exist, read before anything is written."""
-    if network_plan is not None:
+    if network_plan is not None and instances is None:   # with VMs, check_references reads the region's zones once
         try:
             lookups.zones_of_region(compute, network_plan.region, field='region')
         except gce_instance.SpecError as exc:

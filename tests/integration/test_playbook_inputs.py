@@ -56,7 +56,7 @@ CASES = [
     ('zone-unknown-letter', {'gpudirect_zone': 'us-central1-z'},
      "gpudirect_zone: zone 'us-central1-z' does not exist in region us-central1 (zones of us-central1: us-central1-a, us-central1-b"),
     ('zone-is-a-region', {'gpudirect_zone': 'us-central1'}, "gpudirect_zone: 'us-central1' is a region, not a zone; give one of its zones"),
-    ('zone-unknown-region', {'gpudirect_zone': 'mars-north9-a'}, "gpudirect_zone (its region): region 'mars-north9' does not exist"),
+    ('zone-unknown-region', {'gpudirect_zone': 'mars-north9-a'}, "gpudirect_zone: region 'mars-north9' does not exist in Compute Engine"),
     ('zone-not-a-name', {'gpudirect_zone': 'Central'}, "gpudirect_zone: 'Central' is not a zone name"),
     ('zone-without-machine-type', {'gpudirect_zone': 'us-central1-f'}, 'gpudirect_zone: a3-highgpu-8g is not offered in zone us-central1-f'),
     ('fallback-zone-other-region', {'gce_instances_fallback_zones': ['us-east4-a']},

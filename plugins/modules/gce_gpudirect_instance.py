@@ -18,6 +18,9 @@ description:
     name while the others go on, and a rerun creates only what is missing; O(fallback_zones) are tried in order first.
   - A second run with the same arguments changes nothing. Labels, metadata and network tags are changed in place; any
     other difference on an existing VM is reported by VM and field, and the VM is replaced only with O(recreate=true).
+  - Of the metadata, labels and network tags of an existing VM, only the keys the collection sets (the catalog's
+    C(cos-update-strategy) metadata) or that you give are managed; keys added by you or by other tools (an C(ssh-keys) entry
+    written by C(gcloud compute ssh), a label of a monitoring agent) are left alone, unless the field is in O(exclusive).
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:
@@ -46,8 +49,8 @@ options:
     default: '{prefix}-vm-{n}'
   zone:
     description:
-      - Zone of the VMs. It must offer O(machine_type) (Google's GPU locations page); another zone is refused before anything
-        is created, with the zones of its region that do.
+      - Zone of the VMs. It must exist and offer O(machine_type), as the API answers; another zone is refused before anything
+        is created.
     type: str
     required: true
   fallback_zones:
@@ -179,6 +182,14 @@ options:
     type: str
     choices: [present, started, stopped, absent]
     default: present
+  exclusive:
+    description:
+      - The fields whose whole set this module enforces on existing VMs, removing keys it did not set; by default only the keys
+        the collection sets or that you give are managed.
+    type: list
+    elements: str
+    choices: [metadata, labels, tags]
+    default: []
   recreate:
     description:
       - Replace a VM whose settings differ in a field that Compute Engine cannot change in place.
@@ -303,93 +314,16 @@ actions:
 import threading
 import time
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups as gce_lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, RetryPolicy
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
-ARGUMENT_SPEC = {
-    'names': {'type': 'list', 'elements': 'str'},
-    'count': {'type': 'int'},
-    'name_pattern': {'type': 'str', 'default': '{prefix}-vm-{n}'},
-    'zone': {'type': 'str', 'required': True},
-    'fallback_zones': {'type': 'list', 'elements': 'str', 'default': []},
-    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
-    'network_prefix': {'type': 'str'},
-    'network_interfaces': {'type': 'list', 'elements': 'dict', 'options': {
-        'network': {'type': 'str', 'required': True}, 'subnetwork': {'type': 'str', 'required': True}}},
-    'external_ip': {'type': 'bool', 'default': True},
-    'provisioning_model': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'spot', 'flex_start', 'reservation_bound']},
-    'termination_action': {'type': 'str', 'choices': ['STOP', 'DELETE']},
-    'max_run_duration': {'type': 'str'},
-    'request_valid_for_duration': {'type': 'str'},
-    'reservation': {'type': 'str'},
-    'restart_on_failure': {'type': 'bool', 'default': True},
-    'image': {'type': 'str'},
-    'image_family': {'type': 'str'},
-    'image_project': {'type': 'str'},
-    'boot_disk_size_gb': {'type': 'int'},
-    'boot_disk_type': {'type': 'str'},
-    'metadata': {'type': 'dict'},
-    'service_account_email': {'type': 'str', 'default': 'default'},
-    'service_account_scopes': {'type': 'list', 'elements': 'str'},
-    'labels': {'type': 'dict'},
-    'tags': {'type': 'list', 'elements': 'str'},
-    'placement_policy': {'type': 'str'},
-    'create_placement_policy': {'type': 'bool', 'default': False},
-    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'started', 'stopped', 'absent']},
-    'recreate': {'type': 'bool', 'default': False},
-    'timeout': {'type': 'int', 'default': 900},
-}
-MUTUALLY_EXCLUSIVE = [('names', 'count'), ('network_prefix', 'network_interfaces')]
-REQUIRED_ONE_OF = [('names', 'count'), ('network_prefix', 'network_interfaces')]
-
-
-def build(params, project):
-    """The VM names and their shared spec, from the module options; SpecError on bad input."""
-    names = gce_instance.instance_names(params['names'], params['count'], params['name_pattern'], params['network_prefix'])
-    try:
-        family = families.get_family(params['machine_type'])
-    except ValueError as exc:
-        raise gce_instance.SpecError(str(exc)) from None
-    if params['network_prefix']:
-        interfaces = compute.network_interfaces(params['network_prefix'], family.data_nic_count)
-    else:
-        interfaces = [(nic['network'], nic['subnetwork']) for nic in params['network_interfaces']]
-    region = links.region_of(params['zone'])
-    for zone in params['fallback_zones']:
-        if links.region_of(zone) != region:
-            raise gce_instance.SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
-                                         'give zones of %s' % (zone, region, params['zone'], region))
-        try:
-            compute.check_zone(family.machine_type, zone, region, field='fallback_zones')
-        except ValueError as exc:
-            raise gce_instance.SpecError(str(exc)) from None
-    if params['create_placement_policy'] and not params['placement_policy']:
-        raise gce_instance.SpecError('placement_policy: give the name of the compact placement policy to create')
-    spec = gce_instance.build_instance_spec(
-        project, params['zone'], params['machine_type'], interfaces, provisioning_model=params['provisioning_model'],
-        termination_action=params['termination_action'], max_run_duration=params['max_run_duration'],
-        request_valid_for_duration=params['request_valid_for_duration'], reservation=params['reservation'],
-        restart_on_failure=params['restart_on_failure'], image=params['image'], image_family=params['image_family'],
-        image_project=params['image_project'], boot_disk_size_gb=params['boot_disk_size_gb'],
-        boot_disk_type=params['boot_disk_type'], metadata=params['metadata'], service_account_email=params['service_account_email'],
-        scopes=params['service_account_scopes'], labels=params['labels'], tags=params['tags'],
-        placement_policy=params['placement_policy'], external_ip=params['external_ip'])
-    return names, spec
-
-
-def read_instances(compute, names):
-    """{name: instance} for the names that exist in any zone: one aggregatedList."""
-    wanted = set(names)
-    if not wanted:
-        return {}
-    query = {'filter': 'name eq "(%s)"' % '|'.join(sorted(wanted))}
-    return {instance['name']: instance for _scope, instance in compute.aggregated_list('instances', 'list instances', params=query)
-            if instance['name'] in wanted}
+ARGUMENT_SPEC = gce_instance.ARGUMENT_SPEC
+MUTUALLY_EXCLUSIVE = gce_instance.MUTUALLY_EXCLUSIVE
+REQUIRED_ONE_OF = gce_instance.REQUIRED_ONE_OF
 
 
 class GroupRunner:
@@ -400,6 +334,7 @@ class GroupRunner:
         self.spec = spec
         self.zones = zones
         self.timeout = module.params['timeout']
+        self.exclusive = module.params['exclusive']
         self.events = []
         self.errors = {}
         self.done = 0
@@ -417,8 +352,7 @@ class GroupRunner:
         for zone in self.zones:
             action = "create instance '%s' in %s" % (name, zone)
             try:
-                operation = self.compute.run('POST', 'zones/%s/instances' % zone, action, body=self.spec.body(name, zone),
-                                             timeout=self.timeout)
+                self.compute.run('POST', 'zones/%s/instances' % zone, action, body=self.spec.body(name, zone), timeout=self.timeout)
             except GcpError as exc:
                 last_error = exc
                 if exc.capacity and zone != self.zones[-1]:
@@ -426,7 +360,7 @@ class GroupRunner:
                     continue
                 raise
             self.event('%s: created in %s after %.1fs' % (name, zone, time.monotonic() - started))
-            return operation
+            return zone
         raise last_error
 
     def run_on(self, instance, verb):
@@ -444,13 +378,34 @@ class GroupRunner:
         zone = links.resource_name(instance['zone'])
         path = 'zones/%s/instances/%s' % (zone, instance['name'])
         for field in fields:
+            value = gce_instance.managed_value(field, body.get(field), instance.get(field), field in self.exclusive)
             if field == 'labels':
-                payload = {'labels': body.get('labels') or {}, 'labelFingerprint': instance.get('labelFingerprint')}
+                payload = {'labels': value, 'labelFingerprint': instance.get('labelFingerprint')}
             else:   # metadata and tags: items plus the fingerprint of what is there
-                payload = {'items': (body.get(field) or {}).get('items', []), 'fingerprint': (instance.get(field) or {}).get('fingerprint')}
+                payload = {'items': value['items'], 'fingerprint': (instance.get(field) or {}).get('fingerprint')}
             self.compute.run('POST', '%s/%s' % (path, gce_instance.IN_PLACE[field]), "set %s of instance '%s'" % (field, instance['name']),
                              body=payload, timeout=self.timeout)
         self.event('%s: %s set in place' % (instance['name'], ', '.join(fields)))
+
+    def carry_out(self, name, plan, instance, in_place):
+        """The steps of one VM's plan, in order (gce/instance.py plan_vm decides them)."""
+        for step in plan.steps:
+            if step == 'recreate':
+                self.run_on(instance, 'delete')
+            if step in ('create', 'recreate'):
+                instance = {'name': name, 'zone': self.create(name)}
+            elif step == 'update':
+                self.update(instance, in_place, self.spec.body(name))
+            elif step == 'wait':
+                settled = gce_instance.RUNNING if instance.get('status') in gce_instance.STARTING else 'TERMINATED'
+                current, late = self.compute.wait_for_instances([name], {name: settled}, self.timeout)
+                if late:
+                    raise GcpError("wait for instance '%s'" % name, 'still %s after %ss' % (current.get(name, {}).get('status', 'missing'),
+                                                                                            self.timeout))
+                instance = current[name]
+                self.event('%s: %s' % (name, settled), done=False)
+            else:   # start, stop, delete
+                self.run_on(instance, step)
 
     def each(self, function, items, key):
         """Run function on every item concurrently; record failures by name instead of stopping the others."""
@@ -459,18 +414,6 @@ class GroupRunner:
                 name = key(item)
                 self.errors[name] = error
                 self.event('%s: FAILED: %s' % (name, error), done=False)
-
-
-def wait_for_status(compute, names, status, timeout):
-    """Poll (one aggregatedList a round, with backoff) until every named VM reports status; return them."""
-    deadline = time.monotonic() + timeout
-    delays = RetryPolicy(initial_delay=1.0, max_delay=10.0).delays()
-    while True:
-        current = read_instances(compute, names)
-        late = [name for name in names if current.get(name, {}).get('status') != status]
-        if not late or time.monotonic() >= deadline:
-            return current, late
-        compute.transport.sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
 
 
 def ensure_placement_policy(compute, params, check_mode, actions):
@@ -489,17 +432,17 @@ def ensure_placement_policy(compute, params, check_mode, actions):
                     body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
 
 
-def check_references(module, spec, params, new_vms=0):
-    """Fail before any VM is created when what they need does not exist: networks, reservation; and when the
-    reservation cannot take them (what Compute Engine refuses: another machine type, a reservation without
-    specificReservationRequired, too little free capacity).
+def check_references(module, spec, params, names, new_vms):
+    """Fail before any VM is created when what they need does not exist: zones, machine type, disk type, image,
+    networks and subnetworks with free addresses for every VM, a reservation of their machine type with room for them.
 
     In check mode missing networks are a warning: a whole playbook run with --check plans the
     GPUDirect network in an earlier task without creating it.
     """
     compute = module.compute
+    names = [name for name in names if name]
+    existing = gce_lookups.check_references(compute, spec, names, params['zone'], params['fallback_zones'], new_vms=new_vms)
     networks = {links.resource_name(nic['network']) for nic in spec.template['networkInterfaces']}
-    existing = {item['name'] for item in compute.list('global/networks', 'list networks')}
     missing = sorted(networks - existing)
     if missing:
         message = 'network_interfaces: network %s does not exist; create the GPUDirect network first (gce_gpudirect_network, or the ' \
@@ -507,29 +450,11 @@ def check_references(module, spec, params, new_vms=0):
         if not module.check_mode:
             raise gce_instance.SpecError(message)
         module.warn(message + ' (check mode: assuming an earlier task creates it)')
-    if spec.reservation:
-        path = spec.reservation if '/' in spec.reservation else 'zones/%s/reservations/%s' % (params['zone'], spec.reservation)
-        reservation = compute.get(path, "get reservation '%s'" % spec.reservation)
-        if reservation is None:
-            raise gce_instance.SpecError("reservation: '%s' does not exist in %s; create it or name an existing one"
-                                         % (spec.reservation, params['zone']))
-        check_reservation(spec.reservation, reservation, spec.family.machine_type, new_vms)
 
 
-def check_reservation(name, reservation, machine_type, new_vms):
-    """The refusals Compute Engine makes when VMs target a specific reservation, made here first with the fix."""
-    specific = reservation.get('specificReservation') or {}
-    reserved = links.resource_name(specific.get('instanceProperties', {}).get('machineType', ''))
-    if reserved != machine_type:
-        raise gce_instance.SpecError("reservation: '%s' reserves %s, not %s; name a reservation of %s VMs"
-                                     % (name, reserved or 'no machine type', machine_type, machine_type))
-    if not reservation.get('specificReservationRequired'):
-        raise gce_instance.SpecError("reservation: '%s' was created without specificReservationRequired, so VMs cannot name it; "
-                                     'recreate it with specificReservationRequired (gcloud --require-specific-reservation)' % name)
-    free = int(specific.get('count', 0)) - int(specific.get('inUseCount', 0))
-    if new_vms > free:
-        raise gce_instance.SpecError("reservation: '%s' has room for %d more VM(s), %d asked; lower count or grow the reservation"
-                                     % (name, free, new_vms))
+def describe_step(name, step, zone, in_place, fixed):
+    return {'create': "create instance '%s' in %s" % (name, zone), 'recreate': "replace instance '%s' (%s)" % (name, ', '.join(fixed)),
+            'update': "set %s of instance '%s'" % (', '.join(in_place), name)}.get(step, "%s instance '%s'" % (step, name))
 
 
 def main():
@@ -538,7 +463,7 @@ def main():
     params = module.params
     result = {'instances': [], 'events': [], 'actions': []}
     try:
-        names, spec = build(params, module.compute.project)
+        names, spec = gce_instance.build_from_params(params, module.compute.project)
     except gce_instance.SpecError as exc:
         module.fail_json(msg=str(exc), **result)
     state = params['state']
@@ -546,57 +471,38 @@ def main():
     actions = result['actions']
     runner = GroupRunner(module, spec, [params['zone']] + list(params['fallback_zones']))
     try:
-        current = read_instances(compute, names)
+        current = compute.instances_by_name(names)
         before = {name: gce_instance.instance_summary(current[name]) for name in names if name in current}
-        if state == 'absent':
-            doomed = [current[name] for name in names if name in current]
-            actions.extend("delete instance '%s'" % instance['name'] for instance in doomed)
-            if not module.check_mode:
-                runner.each(lambda instance: runner.run_on(instance, 'delete'), doomed, key=lambda instance: instance['name'])
-        else:
-            missing = [name for name in names if name not in current]
-            updates, replace, refused = {}, [], []
-            for name in names:
-                if name in current:
-                    in_place, fixed = gce_instance.differences(spec.body(name, links.resource_name(current[name]['zone'])), current[name])
-                    if fixed:
-                        (replace if params['recreate'] else refused).append((name, fixed))
-                    elif in_place:
-                        updates[name] = in_place
-            if refused:
-                module.fail_json(msg='these VMs exist with settings that Compute Engine cannot change in place: %s; set recreate: true '
-                                 'to replace them, or delete them' % '; '.join('%s (%s)' % (name, ', '.join(fields)) for name, fields in refused),
-                                 **result)
-            to_create = missing + [name for name, _fields in replace]
-            if to_create:
-                check_references(module, spec, params, new_vms=len(missing))
-                ensure_placement_policy(compute, params, module.check_mode, actions)
-            actions.extend("replace instance '%s' (%s)" % (name, ', '.join(fields)) for name, fields in replace)
-            actions.extend("create instance '%s' in %s" % (name, params['zone']) for name in missing)
-            actions.extend("set %s of instance '%s'" % (', '.join(fields), name) for name, fields in updates.items())
-            if not module.check_mode:
-                runner.each(lambda name: runner.run_on(current[name], 'delete'), [name for name, _f in replace], key=lambda name: name)
-                runner.each(runner.create, [name for name in to_create if name not in runner.errors], key=lambda name: name)
-                runner.each(lambda name: runner.update(current[name], updates[name], spec.body(name)), list(updates), key=lambda name: name)
-            wanted_status = {'started': 'RUNNING', 'stopped': 'TERMINATED'}.get(state)
-            if wanted_status:
-                verb = 'start' if wanted_status == 'RUNNING' else 'stop'
-                turn = [current[name] for name in names if name in current and name not in runner.errors
-                        and name not in dict(replace) and current[name].get('status') != wanted_status]
-                actions.extend("%s instance '%s'" % (verb, instance['name']) for instance in turn)
-                if not module.check_mode:
-                    runner.each(lambda instance: runner.run_on(instance, verb), turn, key=lambda instance: instance['name'])
+        plans, in_place, replaced = {}, {}, {}
+        for name in names:
+            vm = current.get(name)
+            fields, fixed = [], []
+            if vm is not None and state != 'absent':
+                fields, fixed = gce_instance.differences(spec.body(name, links.resource_name(vm['zone'])), vm, params['exclusive'])
+            in_place[name], replaced[name] = fields, fixed
+            plans[name] = gce_instance.plan_vm(vm.get('status') if vm else None, state, fields, fixed, params['recreate'])
+        refused = [(name, plans[name].refused) for name in names if plans[name].refused]
+        if refused:
+            module.fail_json(msg='these VMs exist with settings that Compute Engine cannot change in place: %s; set recreate: true '
+                             'to replace them, or delete them' % '; '.join('%s (%s)' % (name, ', '.join(fields)) for name, fields in refused),
+                             **result)
+        if any(step in ('create', 'recreate') for plan in plans.values() for step in plan.steps):
+            check_references(module, spec, params, names, new_vms=sum('create' in plan.steps for plan in plans.values()))
+            ensure_placement_policy(compute, params, module.check_mode, actions)
+        for name in names:
+            actions.extend(describe_step(name, step, params['zone'], in_place[name], replaced[name]) for step in plans[name].steps
+                           if step != 'wait')
+            if 'wait' in plans[name].steps:
+                actions.append("wait for instance '%s' (%s)" % (name, current[name].get('status')))
         final = current
-        if not module.check_mode and actions:
-            target = {'absent': None, 'stopped': 'TERMINATED'}.get(state, 'RUNNING')
-            ok = [name for name in names if name not in runner.errors]
-            if target:
-                final, late = wait_for_status(compute, ok, target, params['timeout'])
-                for name in late:
-                    runner.errors[name] = GcpError("bring instance '%s' to %s" % (name, target), 'still %s after %ss'
-                                                   % (final.get(name, {}).get('status', 'missing'), params['timeout']))
-            else:
-                final = read_instances(compute, names)
+        touched = [name for name in names if plans[name].steps]
+        if not module.check_mode and touched:
+            runner.each(lambda name: runner.carry_out(name, plans[name], current.get(name), in_place[name]), touched, key=lambda name: name)
+            targets = {name: plans[name].wait_for for name in touched if plans[name].wait_for and name not in runner.errors}
+            final, late = compute.wait_for_instances(names, targets, params['timeout'])
+            for name in late:
+                runner.errors[name] = GcpError("bring instance '%s' to %s" % (name, targets[name]), 'still %s after %ss'
+                                               % (final.get(name, {}).get('status', 'missing'), params['timeout']))
     except gce_instance.SpecError as exc:
         module.fail_json(msg=str(exc), **result)
     except GcpError as exc:

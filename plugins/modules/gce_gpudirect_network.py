@@ -186,28 +186,13 @@ actions:
   sample: ["create network 'a3high-mgmt-net'", "update firewall 'a3high-mgmt-internal' (sourceRanges)"]
 """
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
-ARGUMENT_SPEC = {
-    'network_prefix': {'type': 'str', 'required': True},
-    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
-    'region': {'type': 'str', 'required': True},
-    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
-    'mtu': {'type': 'int'},
-    'management_cidr': {'type': 'str', 'default': compute.GCE_NETWORK['mgmt_subnet_range']},
-    'data_cidrs': {'type': 'list', 'elements': 'str'},
-    'internal_source_ranges': {'type': 'list', 'elements': 'str'},
-    'ssh_source_ranges': {'type': 'list', 'elements': 'str'},
-    'ssh_from_anywhere': {'type': 'bool', 'default': False},
-    'icmp_source_ranges': {'type': 'list', 'elements': 'str', 'default': ['0.0.0.0/0']},
-    'timeout': {'type': 'int', 'default': 600},
-}
+ARGUMENT_SPEC = gce_network.ARGUMENT_SPEC
 
 
 def read_current(compute, plan):
@@ -347,19 +332,8 @@ def check_network_quota(module, plan, actions):
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
-    if params['state'] == 'present' and params['ssh_source_ranges'] is None:
-        module.fail_json(msg='ssh_source_ranges: give the ranges allowed to reach SSH on the management network (e.g. your '
-                         "office's 203.0.113.0/24), or [] for no SSH rule; the playbooks take it as gpudirect_ssh_source_ranges")
-    rules = {'ssh_source_ranges': params['ssh_source_ranges'] or [], 'ssh_from_anywhere': params['ssh_from_anywhere'],
-             'icmp_source_ranges': params['icmp_source_ranges']}
-    if params['state'] == 'absent':
-        # Deleting takes every rule the GPUDirect network can have, whatever ranges it was made with.
-        rules = {'ssh_source_ranges': ['0.0.0.0/0'], 'ssh_from_anywhere': True, 'icmp_source_ranges': ['0.0.0.0/0']}
     try:
-        plan = gce_network.build_plan(
-            module.compute.project, params['region'], params['machine_type'], params['network_prefix'], mtu=params['mtu'],
-            management_cidr=params['management_cidr'], data_cidrs=params['data_cidrs'],
-            internal_source_ranges=params['internal_source_ranges'], **rules)
+        plan = gce_network.plan_from_params(params, module.compute.project)
     except gce_network.PlanError as exc:
         module.fail_json(msg=str(exc))
     result = {'plan': plan.summary()}

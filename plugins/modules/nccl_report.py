@@ -184,19 +184,34 @@ def main():
                              exception=traceback.format_exc())
     baseline = load_baseline(module, params['baseline']) if params['baseline'] else None
     verdict = final_verdict(module, params['parsed'], baseline)
+    report_path = os.path.join(params['dest'], 'report.json')
+    before = previous_text(report_path)   # read before this run writes it
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
     report = nccl_report.build_report(params['parsed'], verdict, source=params['source'], generated_at=stamp,
                                       baseline_path=params['baseline'])
     rendered = nccl_report.render(report)
-    report_path = os.path.join(params['dest'], 'report.json')
-    before = previous_text(report_path) if module._diff else None   # read before this run writes it
-    files = []
-    if not module.check_mode:
+    # The same results as the report already there: keep its time stamp, so that only a different result is a change.
+    try:
+        earlier = json.loads(before).get('generated_at') if before else None
+    except ValueError:
+        earlier = None
+    if earlier:
+        same = nccl_report.build_report(params['parsed'], verdict, source=params['source'], generated_at=earlier,
+                                        baseline_path=params['baseline'])
+        if nccl_report.render(same) == {name: previous_text(os.path.join(params['dest'], name)) for name in rendered} and \
+                (not params['plot'] or os.path.exists(os.path.join(params['dest'], 'busbw.png'))):
+            report, rendered = same, nccl_report.render(same)
+    changed = any(previous_text(os.path.join(params['dest'], name)) != content for name, content in rendered.items()) or \
+        (params['plot'] and not os.path.exists(os.path.join(params['dest'], 'busbw.png')))
+    files = [os.path.join(params['dest'], name) for name in rendered] + ([os.path.join(params['dest'], 'busbw.png')] if params['plot'] else [])
+    if module.check_mode:
+        files = []
+    elif changed:
         try:
             files = nccl_report.write(params['dest'], report, rendered, plot=params['plot'])
         except OSError as exc:
             module.fail_json(msg='dest: cannot write the report in %s (%s)' % (params['dest'], exc))
-    result = dict(changed=True, verdict=verdict, report=report, files=files)
+    result = dict(changed=changed, verdict=verdict, report=report, files=files)
     if module._diff:
         result['diff'] = {'before': before, 'after': rendered['report.json'],
                           'before_header': report_path, 'after_header': report_path}

@@ -117,11 +117,26 @@ def test_reservation_bound_needs_an_existing_reservation(sandbox, vms, connectio
 def test_capacity_errors_are_per_vm_and_a_rerun_creates_only_those(sandbox, vms):
     vms(count=1)   # fabric and one VM first
     sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=3)
-    result = vms(count=8, provisioning_model='spot', termination_action='STOP', names=None)
-    # hi-vm-1 exists as a standard VM: a spot request for it is an immutable difference
+    result = vms(count=8)
     assert result['failed'] is True
-    assert 'hi-vm-1 (scheduling)' in result['msg']
-    assert len(instances(sandbox)) == 1
+    failed = sorted(vm['name'] for vm in result['instances'] if vm['status'] == 'FAILED')
+    assert len(failed) == 3 and 'hi-vm-1' not in failed
+    assert result['msg'].startswith('3 of 8 VMs failed: ') and 'ZONE_RESOURCE_POOL_EXHAUSTED' in result['msg']
+    assert len(instances(sandbox)) == 5
+    count = len(mutating(sandbox))
+    rerun = vms(count=8)
+    assert rerun.get('failed') is not True, rerun.get('msg')
+    inserts = [e for e in mutating(sandbox)[count:] if e['path'].split('?')[0].endswith('/instances')]
+    assert sorted(e['body']['name'] for e in inserts) == failed
+    assert len(instances(sandbox)) == 8
+
+
+def test_a_spot_request_for_a_standard_vm_is_refused_before_any_insert(sandbox, vms):
+    vms(count=1)
+    count = len(mutating(sandbox))
+    result = vms(count=8, provisioning_model='spot', termination_action='STOP')
+    assert result['failed'] is True and 'hi-vm-1 (scheduling)' in result['msg']
+    assert len(mutating(sandbox)) == count and len(instances(sandbox)) == 1
 
 
 def test_spot_capacity_errors_named_and_rerun(sandbox, vms):
@@ -246,12 +261,26 @@ def test_check_mode_creates_nothing(sandbox, vms):
     ({'placement_policy': 'nope'}, "placement_policy: 'nope' does not exist in us-central1"),
     ({'network_prefix': 'other'}, 'network_interfaces: network other-data-net-1, other-data-net-2'),
     ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
-    # What Compute Engine refuses (issue 16; tests/sandbox), refused here first with the fix: zones of the GPU
-    # locations page, and the boot disk types of the series.
-    ({'zone': 'us-central1-f'}, "zone: a3-highgpu-8g is not offered in us-central1-f (Google's GPU locations page); "
-                                'in us-central1 use us-central1-a, us-central1-b, us-central1-c'),
-    ({'fallback_zones': ['us-central1-f']}, 'fallback_zones: a3-highgpu-8g is not offered in us-central1-f'),
+    # What Compute Engine refuses (issue 16; tests/sandbox), refused here first with the fix: the boot disk types of
+    # the series, and a zone that does not offer the machine type (read from the API, as for the main zone).
+    ({'fallback_zones': ['us-central1-f']}, 'fallback_zones: a3-highgpu-8g is not offered in zone us-central1-f'),
     ({'boot_disk_type': 'pd-standard'}, 'boot_disk_type: a3-highgpu-8g does not take pd-standard disks; use one of: pd-balanced, pd-ssd'),
+    ({'count': 100000}, 'count: 100000 VMs need 100000 addresses in subnet hi-mgmt-sub (192.168.0.0/24), which has 252 free'),
+    ({'count': 253}, 'count: 253 VMs need 253 addresses'),
+    ({'count': 0}, 'count: 0 VMs; give 1 or more'),
+    ({'zone': 'us-central1-z'}, "zone: zone 'us-central1-z' does not exist in region us-central1 (zones of us-central1: us-central1-a"),
+    ({'zone': 'us-central1'}, "zone: 'us-central1' is a region, not a zone"),
+    ({'zone': 'us-central1-f'}, 'zone: a3-highgpu-8g is not offered in zone us-central1-f'),
+    ({'fallback_zones': ['us-central1-q']}, "fallback_zones: zone 'us-central1-q' does not exist in region us-central1"),
+    ({'boot_disk_type': 'pd-fast'}, 'boot_disk_type: a3-highgpu-8g does not take pd-fast disks'),
+    ({'image_family': 'cos-999-lts'}, "image_family: image family 'cos-999-lts' does not exist in project cos-cloud"),
+    ({'boot_disk_size_gb': -10}, 'boot_disk_size_gb: -10 GB'),
+    ({'timeout': 0}, 'timeout: 0 seconds'),
+    ({'network_interfaces': [{'network': 'hi-mgmt-net', 'subnetwork': 'hi-mgmt-sub'}] +
+      [{'network': 'hi-data-net-%d' % n, 'subnetwork': 'hi-data-sub-%d' % n} for n in (1, 2, 3)] +
+      [{'network': 'hi-data-net-4', 'subnetwork': 'no-such-sub'}], 'network_prefix': None, 'names': ['vm-a'], 'count': None},
+     "network_interfaces: subnetwork 'no-such-sub' does not exist in us-central1, though its network 'hi-data-net-4' does"),
+    ({'project': 'My Project'}, "project: 'My Project' is not a valid project ID"),
 ])
 def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, overrides, message):
     vms(count=1, check_mode=True, family=overrides.get('family', 'a3-highgpu-8g'), prefix=overrides.get('prefix', 'hi'))
@@ -260,3 +289,70 @@ def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, override
     assert result['failed'] is True
     assert message in result['msg']
     assert len(mutating(sandbox)) == count
+
+
+def test_keys_added_by_others_are_kept_unless_the_field_is_exclusive(sandbox, vms, connection):
+    """An ssh-keys entry (as gcloud compute ssh or OS Login tooling writes it), a label and a tag added outside the
+    collection survive a rerun; a key the user gives is set beside them; `exclusive` enforces the whole set."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    vms(count=1, labels={'team': 'ml'}, tags=['gpu'])
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    vm = compute.get('zones/%s/instances/hi-vm-1' % ZONE)
+    path = 'zones/%s/instances/hi-vm-1' % ZONE
+    compute.run('POST', path + '/setMetadata', 'add ssh-keys', body={
+        'items': vm['metadata']['items'] + [{'key': 'ssh-keys', 'value': 'alice:ssh-ed25519 AAAA alice'}],
+        'fingerprint': vm['metadata']['fingerprint']})
+    compute.run('POST', path + '/setLabels', 'add label', body={'labels': {'team': 'ml', 'owner': 'alice'},
+                                                                'labelFingerprint': vm['labelFingerprint']})
+    compute.run('POST', path + '/setTags', 'add tag', body={'items': ['gpu', 'alice-debug'], 'fingerprint': vm['tags']['fingerprint']})
+    count = len(mutating(sandbox))
+    again = vms(count=1, labels={'team': 'ml'}, tags=['gpu'])
+    assert again['changed'] is False and again['actions'] == [], again.get('msg')
+    assert len(mutating(sandbox)) == count
+    given = vms(count=1, labels={'team': 'ml'}, tags=['gpu'], metadata={'cos-update-strategy': 'update_disabled', 'env': 'prod'})
+    assert given['actions'] == ["set metadata of instance 'hi-vm-1'"]
+    stored = instances(sandbox)['hi-vm-1']
+    assert {item['key'] for item in stored['metadata']['items']} == {'cos-update-strategy', 'ssh-keys', 'env'}
+    assert stored['labels'] == {'team': 'ml', 'owner': 'alice'} and sorted(stored['tags']['items']) == ['alice-debug', 'gpu']
+    enforced = vms(count=1, labels={'team': 'ml'}, tags=['gpu'], exclusive=['metadata', 'labels', 'tags'])
+    assert sorted(enforced['actions']) == ["set labels, metadata, tags of instance 'hi-vm-1'"] or len(enforced['actions']) == 1
+    stored = instances(sandbox)['hi-vm-1']
+    assert [item['key'] for item in stored['metadata']['items']] == ['cos-update-strategy']
+    assert stored['labels'] == {'team': 'ml'} and stored['tags']['items'] == ['gpu']
+
+
+def test_present_leaves_a_stopped_vm_stopped_while_another_changes(sandbox, vms, connection):
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    vms(count=2)
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    compute.run('POST', 'zones/%s/instances/hi-vm-1/stop' % ZONE, 'stop by hand')
+    count = len(mutating(sandbox))
+    result = vms(count=2, names=None, labels={'team': 'ml'}, timeout=30)
+    assert result.get('failed') is not True, result.get('msg')
+    assert result['actions'] == ["set labels of instance 'hi-vm-1'", "set labels of instance 'hi-vm-2'"]
+    assert {vm['name']: vm['status'] for vm in result['instances']} == {'hi-vm-1': 'TERMINATED', 'hi-vm-2': 'RUNNING'}
+    assert not any(e['path'].split('?')[0].endswith(('/start', '/stop')) for e in mutating(sandbox)[count:])
+
+
+def test_a_rerun_while_a_vm_is_provisioning_waits_for_it(sandbox, vms, connection):
+    """The insert of hi-vm-2 is still running (2 s operations) when the module runs again: the VM is PROVISIONING,
+    so the plan is to wait for it, and the module returns it RUNNING instead of reporting nothing to do."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
+    vms(count=1)
+    params = dict(gce_instance_defaults(), zone=ZONE, machine_type='a3-highgpu-8g', network_prefix='hi', count=2, boot_disk_size_gb=50)
+    _names, spec = gce_instance.build_from_params(params, PROJECT)
+    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    sandbox.latency = 2.0
+    compute.call('POST', 'zones/%s/instances' % ZONE, 'insert without waiting', body=spec.body('hi-vm-2'))
+    assert instances(sandbox)['hi-vm-2']['status'] == 'PROVISIONING'
+    result = vms(count=2, timeout=60)
+    assert result.get('failed') is not True, result.get('msg')
+    assert result['actions'] == ["wait for instance 'hi-vm-2' (PROVISIONING)"]
+    assert {vm['name']: vm['status'] for vm in result['instances']} == {'hi-vm-1': 'RUNNING', 'hi-vm-2': 'RUNNING'}
+    assert result['changed'] is False, 'waiting is not a change'
+
+
+def gce_instance_defaults():
+    """The module's option defaults, as Ansible fills them in."""
+    return {name: spec.get('default') for name, spec in gce_gpudirect_instance.ARGUMENT_SPEC.items()}

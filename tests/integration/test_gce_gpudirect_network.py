@@ -157,9 +157,13 @@ def test_a3_mega_fabric_under_faults_converges_without_duplicates(sandbox, fabri
     ({'management_cidr': '192.168.0.5/24'}, 'has host bits set'),
     ({'management_cidr': '8.8.8.0/24'}, '8.8.8.0/24 is not a private IPv4 range'),
     ({'data_cidrs': ['10.0.0.0/30', '10.0.1.0/24', '10.0.2.0/24', '10.0.3.0/24']}, '10.0.0.0/30 is smaller than the /29'),
-    ({'ssh_source_ranges': ['0.0.0.0/0']}, 'ssh_source_ranges: 0.0.0.0/0 opens the port to the whole internet'),
+    ({'ssh_source_ranges': ['0.0.0.0/0']}, 'ssh_source_ranges: 0.0.0.0/0 together open the port to the whole internet; give your own '
+     'address ranges, or set ssh_from_anywhere: true'),
+    ({'ssh_source_ranges': ['0.0.0.0/1', '128.0.0.0/1']}, 'ssh_source_ranges: 0.0.0.0/1 + 128.0.0.0/1 together open the port'),
+    ({'ssh_source_ranges': ['::0/0']}, 'ssh_source_ranges: ::0/0 together open the port'),
+    ({'timeout': 0}, 'timeout: 0 seconds'),
     ({'ssh_source_ranges': ['office']}, "ssh_source_ranges: 'office' is not a CIDR range"),
-    ({'internal_source_ranges': ['0.0.0.0/0']}, 'internal_source_ranges: 0.0.0.0/0 opens the port to the whole internet'),
+    ({'internal_source_ranges': ['0.0.0.0/0']}, 'internal_source_ranges: 0.0.0.0/0 together cover the whole internet'),
     ({'ssh_source_ranges': None}, 'ssh_source_ranges: give the ranges allowed to reach SSH on the management network'),
     ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
 ])

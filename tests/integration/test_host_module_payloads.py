@@ -25,7 +25,7 @@ from playbook_runner import collections_path
 MU = 'ansible_collections/aiinfra/gpudirect/plugins/module_utils/'
 CATALOG = {'catalog/families.py', 'catalog/compute.py', 'catalog/host_stacks.py', 'gcp/links.py'}
 COS = {'cos/host.py', 'cos/docker_api.py'}
-NCCL = {'nccl/parse.py', 'nccl/verdict.py', 'nccl/preflight.py'}
+NCCL = {'nccl/command.py', 'nccl/parse.py', 'nccl/verdict.py', 'nccl/preflight.py'}
 
 EXPECTED = {
     # module: (arguments that fail fast, module_utils files besides the packages' empty __init__.py files)

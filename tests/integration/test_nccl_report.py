@@ -107,6 +107,17 @@ def test_diff_shows_the_report_as_it_was_before_this_run(tmp_path):
     assert json.loads(second['diff']['after'])['verdict'] == 'FAIL'
 
 
+def test_a_change_only_when_the_files_differ(tmp_path):
+    args = {'parsed': parsed('seed003_tcpx_all_gather.txt'), 'machine_type': 'a3-highgpu-8g', 'dest': str(tmp_path), 'plot': False}
+    assert report_module(args)['changed'] is True
+    written = (tmp_path / 'report.json').read_text()
+    again = report_module(args)
+    assert again['changed'] is False and (tmp_path / 'report.json').read_text() == written
+    assert report_module(dict(args, machine_type='a3-megagpu-8g'))['changed'] is True
+    (tmp_path / 'summary.md').write_text('edited by hand')
+    assert report_module(dict(args, machine_type='a3-megagpu-8g'))['changed'] is True
+
+
 def test_bad_baseline_names_the_field(tmp_path):
     (tmp_path / 'x.json').write_text('{"schema": "other"}')
     result = report_module({'parsed': parsed('seed003_tcpx_all_gather.txt'), 'dest': str(tmp_path),

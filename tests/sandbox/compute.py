@@ -17,7 +17,7 @@ from .errors import already_exists, invalid, not_found
 from .operations import start_compute_operation
 from .quotas import gpu_usage, network_usage, project_quotas
 from .registry import handles
-from .rules import check_name
+from .rules import DISK_TYPES, check_name
 from .store import COMPUTE_LINK, rfc3339
 
 # plural in URLs -> (scope kind, resource kind, store collection)
@@ -354,6 +354,26 @@ def aggregated_machine_types(call):
     by_zone = {'zones/' + zone: [machine_type_resource(call.project, zone, name) for name in catalog.MACHINE_TYPES if catalog.machine_type_in_zone(name, zone)]
                for zone in catalog.ZONES}
     return aggregated_response(call, 'machineTypes', 'zones', by_zone)
+
+
+def disk_type_resource(project, zone, name):
+    return {
+        'kind': 'compute#diskType', 'id': stable_id(zone + '/' + name), 'creationTimestamp': '1969-12-31T16:00:00.000-08:00',
+        'name': name, 'description': name, 'validDiskSize': '10GB-65536GB', 'defaultDiskSizeGb': '100',
+        'zone': link('projects/%s/zones/%s' % (project, zone)),
+        'selfLink': link('projects/%s/zones/%s/diskTypes/%s' % (project, zone, name)),
+    }
+
+
+# diskTypes.get: the types instances.insert accepts (rules.DISK_TYPES), in every zone of the catalog; an unknown
+# zone or type is a 404 as for any missing resource. (Google offers some types only in some zones; the sandbox
+# does not model that.)
+@handles('compute.diskTypes.get')
+def get_disk_type(call):
+    zone, name = call.params['zone'], call.params['diskType']
+    if zone not in catalog.ZONES or name not in DISK_TYPES:
+        raise not_found('projects/%s/zones/%s/diskTypes/%s' % (call.project, zone, name))
+    return disk_type_resource(call.project, zone, name)
 
 
 def image_resource(project, name):

@@ -132,41 +132,8 @@ def check_provisioning_model(family, provisioning_model, field='provisioning_mod
 
 
 # ---------------------------------------------------------------------------------------------
-# Where each machine type runs, and the boot disk types it takes
+# The boot disk types each machine type takes (the zones that offer it are read from the API: gce/lookups.py)
 # ---------------------------------------------------------------------------------------------
-
-# Zones of Google's GPU locations page (https://cloud.google.com/compute/docs/gpus/gpu-regions-zones), as the
-# Compute API lists them (skypilot-org/skypilot-catalog catalogs/v8/gcp/vms.csv, commit 006059e0). The test
-# sandbox serves the same table (tests/sandbox/data/locations.json); tests/unit/test_catalog_copies.py checks
-# that the two are equal. A zone outside its list answers "Machine type with name ... does not exist in zone".
-MACHINE_TYPE_ZONES = MappingProxyType({
-    'a3-megagpu-8g': frozenset((
-        'asia-east1-c', 'asia-northeast1-b', 'asia-southeast1-b', 'asia-southeast1-c', 'australia-southeast1-c',
-        'europe-north1-c', 'europe-west1-b', 'europe-west1-c', 'europe-west3-c', 'europe-west4-b', 'europe-west4-c',
-        'us-central1-a', 'us-central1-b', 'us-central1-c', 'us-east4-a', 'us-east4-b', 'us-east4-c', 'us-east5-a', 'us-west1-a',
-        'us-west1-b', 'us-west4-a',
-    )),
-    'a3-highgpu-8g': frozenset((
-        'asia-east1-c', 'asia-northeast1-b', 'asia-south1-c', 'asia-south2-b', 'asia-southeast1-b', 'asia-southeast1-c',
-        'australia-southeast1-c', 'europe-north1-c', 'europe-west1-b', 'europe-west1-c', 'europe-west3-c', 'europe-west4-b',
-        'europe-west4-c', 'europe-west9-c', 'us-central1-a', 'us-central1-b', 'us-central1-c', 'us-east4-a', 'us-east4-b',
-        'us-east4-c', 'us-east5-a', 'us-west1-a', 'us-west1-b', 'us-west4-a',
-    )),
-    'a3-edgegpu-8g': frozenset((
-        'asia-northeast1-b', 'asia-northeast3-a', 'asia-northeast3-c', 'asia-south1-c', 'asia-southeast1-b', 'asia-southeast1-c',
-        'europe-west2-b', 'europe-west3-a', 'europe-west3-c', 'europe-west4-b', 'europe-west4-c', 'europe-west9-c',
-        'northamerica-northeast2-c', 'us-central1-a', 'us-central1-b', 'us-central1-c', 'us-east4-a', 'us-east4-b', 'us-east4-c',
-        'us-east5-a', 'us-west1-a', 'us-west1-b', 'us-west4-a',
-    )),
-    'a3-ultragpu-8g': frozenset((
-        'asia-south1-b', 'asia-south2-c', 'europe-west1-b', 'europe-west4-a', 'us-central1-b', 'us-east4-b', 'us-east5-a',
-        'us-south1-b', 'us-west1-c',
-    )),
-    'a4-highgpu-8g': frozenset((
-        'asia-northeast1-b', 'asia-southeast1-b', 'europe-north1-b', 'europe-west4-b', 'us-central1-b', 'us-east1-b',
-        'us-east4-b', 'us-south1-b', 'us-west2-c', 'us-west3-b', 'us-west3-c',
-    )),
-})
 
 # Boot disk types by series ("Supported disk types", https://cloud.google.com/compute/docs/accelerator-optimized-machines):
 # A3 Ultra and A4 take Hyperdisk only; A3 Mega, High and Edge also pd-balanced and pd-ssd. Compute Engine refuses
@@ -179,16 +146,6 @@ BOOT_DISK_TYPES = MappingProxyType({
     'a3-ultragpu-8g': _HYPERDISK,
     'a4-highgpu-8g': _HYPERDISK,
 })
-
-
-def check_zone(machine_type, zone, region, field='zone'):
-    """Raise ValueError when ``zone`` (of ``region``) does not offer ``machine_type``; types without a zone list are not checked."""
-    zones = MACHINE_TYPE_ZONES.get(machine_type)
-    if zones is not None and zone not in zones:
-        nearby = sorted(item for item in zones if item.startswith(region + '-'))
-        raise ValueError('%s: %s is not offered in %s (Google\'s GPU locations page); %s'
-                         % (field, machine_type, zone, 'in %s use %s' % (region, ', '.join(nearby)) if nearby
-                            else 'choose one of: %s' % ', '.join(sorted(zones))))
 
 
 def check_boot_disk_type(machine_type, disk_type, field='boot_disk_type'):

@@ -29,6 +29,21 @@ class SpecError(ValueError):
     """An input that cannot make the VMs; the text names the field and the fix."""
 
 
+# REGION-LETTER, where REGION is AREA-LOCATIONDIGITS (https://cloud.google.com/compute/docs/regions-zones).
+ZONE_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+-[a-z]$')
+REGION_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+$')
+# The COS images of the catalog are 10 GB; a boot disk cannot be smaller than its image.
+MIN_BOOT_DISK_GB = 10
+
+
+def check_zone_name(field, zone):
+    """Refuse what cannot be a zone name; whether the zone exists is read from the API (gce/lookups.py)."""
+    if REGION_PATTERN.match(zone or ''):
+        raise SpecError("%s: '%s' is a region, not a zone; give one of its zones, e.g. %s-a" % (field, zone, zone))
+    if not ZONE_PATTERN.match(zone or ''):
+        raise SpecError("%s: '%s' is not a zone name; write it as REGION-LETTER, e.g. us-central1-a" % (field, zone))
+
+
 def parse_duration(field, value):
     """Seconds of a gcloud duration ('7d', '1h2m3s', '90s')."""
     match = DURATION_PATTERN.match(str(value or '').strip())
@@ -51,7 +66,9 @@ def instance_names(names=None, count=None, name_pattern=None, prefix=None):
     """The VM names: given, or `count` of them from `name_pattern` ({prefix}, {n} from 1)."""
     if names:
         result = list(names)
-    elif count:
+    elif count is not None:
+        if count < 1:
+            raise SpecError('count: %d VMs; give 1 or more (or list the names)' % count)
         if not name_pattern:
             raise SpecError('name_pattern: give a pattern with {n}, e.g. a3high-vm-{n}, or list the names')
         if prefix is None and '{prefix}' in name_pattern:
@@ -64,7 +81,7 @@ def instance_names(names=None, count=None, name_pattern=None, prefix=None):
         if len(set(result)) != len(result):
             raise SpecError('name_pattern: %r gives the same name to every VM; put {n} in it' % name_pattern)
     else:
-        raise SpecError('names/count: give the VM names, or a count with a name_pattern')
+        raise SpecError('count: give the number of VMs (1 or more), or list their names')
     for name in result:
         if not compute.GCE_NAME_PATTERN.match(name):
             raise SpecError("names: '%s' is not a valid VM name (lowercase letters, digits and hyphens, starting with a letter, "
@@ -116,7 +133,6 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     try:
         family = families.get_family(machine_type, field='machine_type')
         model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model')
-        compute.check_zone(family.machine_type, zone, links.region_of(zone))
         compute.check_boot_disk_type(family.machine_type, boot_disk_type)
     except ValueError as exc:
         raise SpecError(str(exc)) from None
@@ -242,12 +258,37 @@ COMPARED = ('machineType', 'networkInterfaces', 'scheduling', 'reservationAffini
             'serviceAccounts', 'resourcePolicies')
 
 
-def differences(body, current):
-    """(in_place, recreate): the compared fields of `body` that differ on `current`."""
+# Map and list fields a VM's owner or other tools add to (OS Login and `gcloud compute ssh` write ssh-keys
+# metadata, monitoring agents add labels): only the keys the collection sets or the user gives are managed,
+# unless the field is named in the module's `exclusive` option, which enforces the whole set.
+SHARED_FIELDS = ('metadata', 'labels', 'tags')
+
+
+def managed_value(field, wanted, current, exclusive=False):
+    """What `field` (metadata, labels or tags) should be on the VM: `wanted` alone when exclusive, else what is
+    there with `wanted`'s keys set."""
+    if field == 'metadata':
+        items = {} if exclusive else {item['key']: item.get('value') for item in (current or {}).get('items', [])}
+        items.update({item['key']: item.get('value') for item in (wanted or {}).get('items', [])})
+        return {'items': [{'key': key, 'value': value} for key, value in sorted(items.items())]}
+    if field == 'tags':
+        items = set() if exclusive else set((current or {}).get('items', []))
+        return {'items': sorted(items | set((wanted or {}).get('items', [])))}
+    labels = {} if exclusive else dict(current or {})
+    labels.update(wanted or {})
+    return labels
+
+
+def differences(body, current, exclusive=()):
+    """(in_place, recreate): the compared fields of `body` that differ on `current`.
+
+    exclusive: the SHARED_FIELDS whose whole set is enforced; the others are compared on their managed keys only."""
     in_place, recreate = [], []
     for field in COMPARED:
         wanted = body.get(field)
-        if wanted is None and field in ('labels', 'tags', 'resourcePolicies', 'reservationAffinity'):
+        if field in SHARED_FIELDS:
+            wanted = managed_value(field, wanted, current.get(field), field in exclusive)
+        elif wanted is None and field in ('resourcePolicies', 'reservationAffinity'):
             continue
         if field == 'serviceAccounts':
             wanted = [dict(account) for account in wanted]   # copies: the default email is filled in below
@@ -289,3 +330,130 @@ def planned_summary(spec, name):
         'networks': [links.resource_name(nic['network']) for nic in body['networkInterfaces']],
         'nic_types': [nic['nicType'] for nic in body['networkInterfaces']], 'self_link': None,
     }
+
+
+# The options of gce_gpudirect_instance, here so that gpudirect_plan checks a playbook's VM inputs with the same spec.
+ARGUMENT_SPEC = {
+    'names': {'type': 'list', 'elements': 'str'},
+    'count': {'type': 'int'},
+    'name_pattern': {'type': 'str', 'default': '{prefix}-vm-{n}'},
+    'zone': {'type': 'str', 'required': True},
+    'fallback_zones': {'type': 'list', 'elements': 'str', 'default': []},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
+    'network_prefix': {'type': 'str'},
+    'network_interfaces': {'type': 'list', 'elements': 'dict', 'options': {
+        'network': {'type': 'str', 'required': True}, 'subnetwork': {'type': 'str', 'required': True}}},
+    'external_ip': {'type': 'bool', 'default': True},
+    'provisioning_model': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'spot', 'flex_start', 'reservation_bound']},
+    'termination_action': {'type': 'str', 'choices': ['STOP', 'DELETE']},
+    'max_run_duration': {'type': 'str'},
+    'request_valid_for_duration': {'type': 'str'},
+    'reservation': {'type': 'str'},
+    'restart_on_failure': {'type': 'bool', 'default': True},
+    'image': {'type': 'str'},
+    'image_family': {'type': 'str'},
+    'image_project': {'type': 'str'},
+    'boot_disk_size_gb': {'type': 'int'},
+    'boot_disk_type': {'type': 'str'},
+    'metadata': {'type': 'dict'},
+    'service_account_email': {'type': 'str', 'default': 'default'},
+    'service_account_scopes': {'type': 'list', 'elements': 'str'},
+    'labels': {'type': 'dict'},
+    'tags': {'type': 'list', 'elements': 'str'},
+    'placement_policy': {'type': 'str'},
+    'create_placement_policy': {'type': 'bool', 'default': False},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'started', 'stopped', 'absent']},
+    'exclusive': {'type': 'list', 'elements': 'str', 'default': [], 'choices': list(SHARED_FIELDS)},
+    'recreate': {'type': 'bool', 'default': False},
+    'timeout': {'type': 'int', 'default': 900},
+}
+MUTUALLY_EXCLUSIVE = [('names', 'count'), ('network_prefix', 'network_interfaces')]
+REQUIRED_ONE_OF = [('names', 'count'), ('network_prefix', 'network_interfaces')]
+
+
+def build_from_params(params, project):
+    """The VM names and their shared spec, from the module options; SpecError on bad input."""
+    names = instance_names(params['names'], params['count'], params['name_pattern'], params['network_prefix'])
+    try:
+        family = families.get_family(params['machine_type'])
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    if params['network_prefix']:
+        interfaces = compute.network_interfaces(params['network_prefix'], family.data_nic_count)
+    else:
+        interfaces = [(nic['network'], nic['subnetwork']) for nic in params['network_interfaces']]
+    check_zone_name('zone', params['zone'])
+    region = links.region_of(params['zone'])
+    for zone in params['fallback_zones']:
+        check_zone_name('fallback_zones', zone)
+        if links.region_of(zone) != region:
+            raise SpecError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
+                            'give zones of %s' % (zone, region, params['zone'], region))
+    if params['boot_disk_size_gb'] is not None and params['boot_disk_size_gb'] < MIN_BOOT_DISK_GB:
+        raise SpecError('boot_disk_size_gb: %d GB; a boot disk needs at least %d GB (the size of the COS image), e.g. 200 as in the '
+                        'manual' % (params['boot_disk_size_gb'], MIN_BOOT_DISK_GB))
+    if params['timeout'] <= 0:
+        raise SpecError('timeout: %d seconds; give how long to wait for each VM, e.g. 900' % params['timeout'])
+    if params['create_placement_policy'] and not params['placement_policy']:
+        raise SpecError('placement_policy: give the name of the compact placement policy to create')
+    spec = build_instance_spec(
+        project, params['zone'], params['machine_type'], interfaces, provisioning_model=params['provisioning_model'],
+        termination_action=params['termination_action'], max_run_duration=params['max_run_duration'],
+        request_valid_for_duration=params['request_valid_for_duration'], reservation=params['reservation'],
+        restart_on_failure=params['restart_on_failure'], image=params['image'], image_family=params['image_family'],
+        image_project=params['image_project'], boot_disk_size_gb=params['boot_disk_size_gb'],
+        boot_disk_type=params['boot_disk_type'], metadata=params['metadata'], service_account_email=params['service_account_email'],
+        scopes=params['service_account_scopes'], labels=params['labels'], tags=params['tags'],
+        placement_policy=params['placement_policy'], external_ip=params['external_ip'])
+    return names, spec
+
+
+# -- what to do with each VM: one pure decision per VM -----------------------------------------------------------
+# Statuses of a VM on its way to RUNNING or to TERMINATED (https://cloud.google.com/compute/docs/instances/instance-life-cycle).
+STARTING = ('PROVISIONING', 'STAGING', 'REPAIRING')
+STOPPING = ('STOPPING', 'SUSPENDING')
+STOPPED = ('TERMINATED', 'SUSPENDED', 'STOPPED')
+RUNNING = 'RUNNING'
+
+
+class VmPlan:
+    """The steps for one VM, in order, and the status the call waits for afterwards (None: no wait).
+
+    steps: any of create, recreate, update, start, stop, delete, wait; [] leaves the VM as it is. refused names
+    the fields that only a new VM can change when recreate is off."""
+
+    def __init__(self, steps=(), wait_for=None, refused=()):
+        self.steps = list(steps)
+        self.wait_for = wait_for
+        self.refused = list(refused)
+
+    def __eq__(self, other):
+        return (self.steps, self.wait_for, self.refused) == (other.steps, other.wait_for, other.refused)
+
+    def __repr__(self):
+        return 'VmPlan(%r, wait_for=%r, refused=%r)' % (self.steps, self.wait_for, self.refused)
+
+
+def plan_vm(status, state, in_place=(), fixed=(), recreate=False):
+    """The plan of one VM: status is its current status (None when it does not exist), state the module's state.
+
+    Only started and stopped change a VM's power state; present leaves a stopped VM stopped and waits for a VM
+    that is still starting (a rerun during PROVISIONING waits instead of reporting nothing to do)."""
+    if state == 'absent':
+        return VmPlan(['delete']) if status is not None else VmPlan()
+    if status is None:
+        return VmPlan(['create', 'stop'], 'TERMINATED') if state == 'stopped' else VmPlan(['create'], RUNNING)
+    if fixed and not recreate:
+        return VmPlan(refused=fixed)
+    if fixed:
+        return VmPlan(['recreate', 'stop'], 'TERMINATED') if state == 'stopped' else VmPlan(['recreate'], RUNNING)
+    steps = ['update'] if in_place else []
+    if status in STARTING:
+        return VmPlan(['wait'] + steps + (['stop'] if state == 'stopped' else []), 'TERMINATED' if state == 'stopped' else RUNNING)
+    if status in STOPPING:
+        return VmPlan(['wait'] + steps + (['start'] if state == 'started' else []), RUNNING if state == 'started' else 'TERMINATED')
+    if state == 'started' and status in STOPPED:
+        return VmPlan(steps + ['start'], RUNNING)
+    if state == 'stopped' and status == RUNNING:
+        return VmPlan(steps + ['stop'], 'TERMINATED')
+    return VmPlan(steps)

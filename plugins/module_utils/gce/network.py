@@ -14,6 +14,7 @@ Nothing here talks to the API, so every rule is unit-tested on its own.
 from __future__ import annotations
 
 import ipaddress
+import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
@@ -23,6 +24,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 MTU_RANGE = (1300, 8896)
 OPEN_TO_WORLD = ('0.0.0.0/0', '::/0')
 MANAGEMENT, DATA = 'management', 'data'
+REGION_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+$')
 
 
 class PlanError(ValueError):
@@ -136,12 +138,27 @@ def _check_cidrs(management_cidr, data_cidrs, data_nic_count):
                 raise PlanError('management_cidr/data_cidrs: %s overlaps %s; every subnet of the GPUDirect network needs its own range' % (first, second))
 
 
-def _check_sources(field, ranges, open_allowed_by):
+def open_to_world(ranges):
+    """The ranges, as written, whose union is every IPv4 or every IPv6 address (0.0.0.0/1 + 128.0.0.0/1, ::0/0, ...); [] if none."""
+    parsed = [ipaddress.ip_network(value, strict=False) for value in ranges]
+    opened = []
+    for version in (4, 6):
+        family = [network for network in parsed if network.version == version]
+        if any(network.prefixlen == 0 for network in ipaddress.collapse_addresses(family)):
+            opened += [str(value) for value, network in zip(ranges, parsed) if network.version == version]
+    return opened
+
+
+def _check_sources(field, ranges, allow_option=None, allowed=False):
+    """CIDR ranges; open to the world only with `allow_option` set (for fields that have no such option, never)."""
     _networks(field, ranges)
-    opened = [value for value in ranges if value in OPEN_TO_WORLD]
-    if opened and not open_allowed_by:
-        raise PlanError('%s: %s opens the port to the whole internet; give your own address ranges, or set %s: true to say you mean it'
-                        % (field, opened[0], open_allowed_by or 'the matching *_from_anywhere option'))
+    opened = open_to_world(ranges)
+    if opened and not allowed:
+        if allow_option:
+            raise PlanError('%s: %s together open the port to the whole internet; give your own address ranges, or set %s: true '
+                            'to say you mean it' % (field, ' + '.join(opened), allow_option))
+        raise PlanError('%s: %s together cover the whole internet; give the GPUDirect network\'s own ranges (leave it unset for '
+                        'its subnets)' % (field, ' + '.join(opened)))
 
 
 def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=None, data_cidrs=None,
@@ -167,8 +184,8 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
         default_plan = management_cidr == layout['mgmt_subnet_range'] and all(
             ipaddress.ip_network(cidr).subnet_of(ipaddress.ip_network(layout['internal_source_range'])) for cidr in data_cidrs)
         internal_source_ranges = [layout['internal_source_range']] if default_plan else [management_cidr] + data_cidrs
-    _check_sources('internal_source_ranges', internal_source_ranges, None)
-    _check_sources('ssh_source_ranges', list(ssh_source_ranges or []), 'ssh_from_anywhere' if ssh_from_anywhere else None)
+    _check_sources('internal_source_ranges', internal_source_ranges)
+    _check_sources('ssh_source_ranges', list(ssh_source_ranges or []), 'ssh_from_anywhere', ssh_from_anywhere)
     icmp_source_ranges = [layout['ping_source_range']] if icmp_source_ranges is None else list(icmp_source_ranges)
     _networks('icmp_source_ranges', icmp_source_ranges)
     if not prefix:
@@ -254,3 +271,39 @@ def view(resource):
     if 'network' in result:
         result['network'] = _comparable('network', result['network'])
     return result
+
+
+# The options of gce_gpudirect_network, here so that gpudirect_plan checks a playbook's network inputs with the same spec.
+ARGUMENT_SPEC = {
+    'network_prefix': {'type': 'str', 'required': True},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
+    'region': {'type': 'str', 'required': True},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'mtu': {'type': 'int'},
+    'management_cidr': {'type': 'str', 'default': compute.GCE_NETWORK['mgmt_subnet_range']},
+    'data_cidrs': {'type': 'list', 'elements': 'str'},
+    'internal_source_ranges': {'type': 'list', 'elements': 'str'},
+    'ssh_source_ranges': {'type': 'list', 'elements': 'str'},
+    'ssh_from_anywhere': {'type': 'bool', 'default': False},
+    'icmp_source_ranges': {'type': 'list', 'elements': 'str', 'default': ['0.0.0.0/0']},
+    'timeout': {'type': 'int', 'default': 600},
+}
+
+
+def plan_from_params(params, project):
+    """The NetworkPlan of the module options (state absent plans every rule the network can have); PlanError on bad input."""
+    if params['state'] == 'present' and params['ssh_source_ranges'] is None:
+        raise PlanError('ssh_source_ranges: give the ranges allowed to reach SSH on the management network (e.g. your '
+                        "office's 203.0.113.0/24), or [] for no SSH rule")
+    if params['timeout'] <= 0:
+        raise PlanError('timeout: %d seconds; give how long to wait for each operation, e.g. 600' % params['timeout'])
+    if not REGION_PATTERN.match(params['region'] or ''):
+        raise PlanError("region: '%s' is not a region name; write it like us-central1 (a zone without its letter)" % params['region'])
+    rules = {'ssh_source_ranges': params['ssh_source_ranges'] or [], 'ssh_from_anywhere': params['ssh_from_anywhere'],
+             'icmp_source_ranges': params['icmp_source_ranges']}
+    if params['state'] == 'absent':
+        # Deleting takes every rule the GPUDirect network can have, whatever ranges it was made with.
+        rules = {'ssh_source_ranges': ['0.0.0.0/0'], 'ssh_from_anywhere': True, 'icmp_source_ranges': ['0.0.0.0/0']}
+    return build_plan(project, params['region'], params['machine_type'], params['network_prefix'], mtu=params['mtu'],
+                      management_cidr=params['management_cidr'], data_cidrs=params['data_cidrs'],
+                      internal_source_ranges=params['internal_source_ranges'], **rules)

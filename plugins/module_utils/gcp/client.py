@@ -195,7 +195,12 @@ class Credentials:
             return
         with self._lock:
             if force_refresh or not self._credentials.valid:
-                self._credentials.refresh(google.auth.transport.requests.Request())
+                try:
+                    self._credentials.refresh(google.auth.transport.requests.Request())
+                except google.auth.exceptions.GoogleAuthError as exc:
+                    # RefreshError carries (text, response body); only the text is a message (and holds no secret).
+                    text = exc.args[0] if exc.args and isinstance(exc.args[0], str) else type(exc).__name__
+                    raise GcpError('authenticate', text) from None
             headers['Authorization'] = 'Bearer %s' % self._credentials.token
 
 
@@ -440,6 +445,10 @@ class _ApiClient:
             raise
 
 
+# At most this many names in one list filter (about 20 characters each in the URL).
+NAME_FILTER_LIMIT = 200
+
+
 class ComputeClient(_ApiClient):
     """Compute Engine v1. Paths are relative to ``projects/PROJECT/`` unless they are full URLs."""
 
@@ -518,6 +527,30 @@ class ComputeClient(_ApiClient):
     def run(self, method, path, action, body=None, params=None, timeout=600.0):
         """call() and wait() together: the finished operation, or a GcpError naming the resource."""
         return self.wait(self.call(method, path, action, body=body, params=params), action, timeout=timeout)
+
+    def instances_by_name(self, names):
+        """{name: instance} for the named VMs that exist in any zone: one aggregatedList with a name filter."""
+        wanted = set(names)
+        if not wanted:
+            return {}
+        # A filter naming every VM keeps the answer small; past a few hundred names the URL would outgrow what the
+        # API takes (HTTP 414), so a large group reads every VM of the project and keeps its own.
+        query = {'filter': 'name eq "(%s)"' % '|'.join(sorted(wanted))} if len(wanted) <= NAME_FILTER_LIMIT else None
+        return {instance['name']: instance for _scope, instance in self.aggregated_list('instances', 'list instances', params=query)
+                if instance['name'] in wanted}
+
+    def wait_for_instances(self, names, targets, timeout):
+        """Poll (one aggregatedList a round, with backoff) until each VM of targets ({name: status}) has its status.
+
+        Returns ({name: instance} of every name, [names still late at the deadline]); a VM not in targets is only read."""
+        deadline = time.monotonic() + timeout
+        delays = RetryPolicy(initial_delay=1.0, max_delay=10.0).delays()
+        while True:
+            current = self.instances_by_name(names)
+            late = [name for name, status in targets.items() if current.get(name, {}).get('status') != status]
+            if not late or time.monotonic() >= deadline:
+                return current, late
+            self.transport.sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
 
     def delete(self, path, action, timeout=600.0):
         """Delete and wait; False when there was nothing to delete."""

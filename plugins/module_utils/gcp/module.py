@@ -13,6 +13,7 @@ from __future__ import annotations
 from ansible.module_utils.basic import AnsibleModule, env_fallback
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 
 _CONNECTION_OPTIONS = {
     'project': {'type': 'str'},
@@ -57,6 +58,8 @@ class GpuDirectModule:
             params = self.module.params
             if not params.get('project'):
                 self.module.fail_json(msg='project is required: set the project option or the GCP_PROJECT environment variable')
+            if links.project_id_problem(params['project']):
+                self.module.fail_json(msg=links.project_id_problem(params['project']))
             retry = gcp_client.RetryPolicy(deadline=params['retry_deadline'])
             try:
                 self._clients = gcp_client.clients_from(params, environ={}, retry=retry)

@@ -1,0 +1,67 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The inputs of the cos_host_prep role, checked on the controller before any VM exists.
+
+The role's modules (gpudirect_rxdm, nccl_plugin) run on the hosts, which do not exist when a playbook
+starts; gpudirect_plan checks the role's variables here first, with the same catalog functions the
+modules call (host_stacks.version_pair). HOST_ARGUMENT_SPEC is the role's meta/argument_specs.yml
+without the cos_host_prep_ prefix (a test compares the two).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
+
+HOST_ARGUMENT_SPEC = {
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
+    'gpu_driver_version': {'type': 'str', 'default': 'latest'},
+    'nvidia_smi': {'type': 'path', 'default': '/var/lib/nvidia/bin/nvidia-smi'},
+    'firewall': {'type': 'str', 'default': 'data_ranges', 'choices': ['data_ranges', 'accept_all', 'none']},
+    'firewall_source_ranges': {'type': 'list', 'elements': 'str', 'default': []},
+    'configure_registry': {'type': 'bool', 'default': True},
+    'docker_config': {'type': 'path', 'default': '/root/.docker/config.json'},
+    'rxdm_version': {'type': 'str', 'default': ''},
+    'plugin_version': {'type': 'str', 'default': ''},
+    'rxdm_image': {'type': 'str', 'default': ''},
+    'installer_image': {'type': 'str', 'default': ''},
+    'force_version_pair': {'type': 'bool', 'default': False},
+    'pull': {'type': 'str', 'default': 'always', 'choices': ['always', 'missing', 'never']},
+    'rxdm_ready_timeout': {'type': 'int', 'default': 120},
+    'plugin_install_timeout': {'type': 'int', 'default': 300},
+    'nccl_env_logging': {'type': 'bool', 'default': False},
+    'docker_socket': {'type': 'path', 'default': '/var/run/docker.sock'},
+}
+
+
+class HostInputError(ValueError):
+    """A host preparation input that cannot work; the text names the field and the fix."""
+
+
+def check_host_inputs(params):
+    """Refuse the role's inputs that would fail on the hosts, or open them wider than asked."""
+    family = families.get_family(params['machine_type'], field='machine_type')
+    if params['firewall'] == 'data_ranges':
+        for value in params['firewall_source_ranges']:
+            try:
+                network = ipaddress.ip_network(value, strict=True)
+            except ValueError as exc:
+                raise HostInputError('firewall_source_ranges: %r is not a CIDR range (%s); write it like 192.168.1.0/24' % (value, exc)) from None
+            if network.version != 4:
+                raise HostInputError('firewall_source_ranges: %s is IPv6; the data networks are IPv4 (iptables, not ip6tables)' % value)
+        ranges = [ipaddress.ip_network(value) for value in params['firewall_source_ranges']]
+        if any(network.prefixlen == 0 for network in ipaddress.collapse_addresses(ranges)):
+            raise HostInputError('firewall_source_ranges: %s together accept TCP from anywhere; give the data subnets, or set firewall: '
+                                 'accept_all to say you mean the manual\'s rule' % ' + '.join(params['firewall_source_ranges']))
+    elif params['firewall_source_ranges']:
+        raise HostInputError('firewall_source_ranges: only firewall: data_ranges uses them; remove them or set firewall: data_ranges')
+    for field in ('rxdm_ready_timeout', 'plugin_install_timeout'):
+        if params[field] <= 0:
+            raise HostInputError('%s: %d seconds; give a positive number of seconds' % (field, params[field]))
+    if not params['force_version_pair']:
+        try:
+            host_stacks.version_pair(family.technology, rxdm=params['rxdm_version'] or None, plugin=params['plugin_version'] or None)
+        except ValueError as exc:
+            raise HostInputError(str(exc)) from None

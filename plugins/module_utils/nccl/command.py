@@ -1,0 +1,132 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The inputs of an NCCL test run and the command they make, checked before anything runs.
+
+nccl_perf runs the command on a host; gpudirect_plan calls check_inputs() on the controller at the top
+of a playbook, so a bad NCCL option is refused before the first VM is created. Standard library only
+(nccl_perf runs on COS hosts).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
+
+SIZE_PATTERN = r'^\d+(\.\d+)?[KkMmGg]?$'
+
+
+def argument_spec():
+    return dict(
+        mode=dict(type='str', default='local', choices=['gce', 'local', 'parse']),
+        machine_type=dict(type='str'),
+        technology=dict(type='str'),
+        collective=dict(type='str'),
+        thresholds=dict(type='dict', default={}),
+        require_network_evidence=dict(type='bool', default=False),
+        fail_on_verdict=dict(type='bool', default=False),
+        output=dict(type='str'),
+        path=dict(type='path'),
+        hosts=dict(type='list', elements='str'),
+        container=dict(type='str'),
+        test_command=dict(type='str'),
+        binary=dict(type='path'),
+        launcher=dict(type='list', elements='str', default=[]),
+        minbytes=dict(type='str', default='1M'),
+        maxbytes=dict(type='str', default='512M'),
+        stepfactor=dict(type='int', default=2),
+        ngpus=dict(type='int'),
+        iters=dict(type='int'),
+        warmup_iters=dict(type='int'),
+        check=dict(type='int'),
+        extra_args=dict(type='list', elements='str', default=[]),
+        env=dict(type='dict', default={}),
+        timeout=dict(type='int', default=1800),
+        keep_log=dict(type='str', default='on_failure', choices=['on_failure', 'always', 'never']),
+        log_path=dict(type='path'),
+        preflight=dict(type='bool', default=True),
+        expected_gpus=dict(type='int'),
+        nvidia_smi=dict(type='path'),
+    )
+
+
+class UsageError(ValueError):
+    """Bad module input; the message names the option and the fix."""
+
+
+def verdict_target(params):
+    """(machine type or None, its catalog entry or None, technology or None): what the verdict judges against."""
+    family = families.get_family(params['machine_type'], field='machine_type') if params['machine_type'] else None
+    technology = params['technology']
+    if technology:
+        technology = families.check_technology(technology, field='technology')
+        if family and family.technology != technology:
+            raise UsageError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
+                             % (family.machine_type, family.technology, technology))
+    return (family.machine_type if family else None), family, (technology or (family.technology if family else None))
+
+
+def gce_command(params, technology):
+    """``docker exec CONTAINER bash -c SCRIPT``: seed 000's setup commands and run script, from the catalog."""
+    if not technology:
+        raise UsageError('machine_type: mode gce needs machine_type (or technology) to pick the seed\'s run script; '
+                         'for example machine_type: a3-megagpu-8g')
+    try:
+        stack = host_stacks.host_stack(technology)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    hosts = params['hosts'] or []
+    if len(hosts) < 2:
+        raise UsageError('hosts: mode gce runs between VMs; give at least two VM names, for example [vm-1, vm-2]')
+    container = params['container'] or stack.nccl_container.name
+    if not container:
+        raise UsageError('container: seed 000 starts the GPUDirect-%s NCCL container without a name '
+                         '(run_tcpx_container ... shell); start it with --name and give that name here' % technology)
+    names = ' '.join(shlex.quote(h) for h in hosts)
+    script = ['set -e'] + [c.format(hosts=names) for c in stack.nccl_test_setup_commands]
+    script.append(params['test_command'] or stack.nccl_test_command)
+    return ['docker', 'exec', container, 'bash', '-c', '\n'.join(script)]
+
+
+def collective_in_command(command):
+    """The collective a run command names (``all_gather_perf``, ``run-allgather.sh``), else None."""
+    match = re.search(r'\b([a-z_]+)_perf\b', command) or re.search(r'run-(allgather|allreduce)\.sh', command)
+    return nccl_parse.collective_name(match.group(1)) if match else None
+
+
+def local_command(params, family):
+    """The nccl-tests binary with its arguments, after the launcher."""
+    if not params['binary']:
+        raise UsageError('binary: mode local runs an nccl-tests binary; give its path, for example '
+                         '/opt/nccl-tests/build/all_gather_perf')
+    for option in ('minbytes', 'maxbytes'):
+        if not re.match(SIZE_PATTERN, params[option]):
+            raise UsageError('%s: %r is not an nccl-tests size; write a number with an optional K, M or G, for example 512M'
+                             % (option, params[option]))
+    command = list(params['launcher']) + [params['binary'], '-b', params['minbytes'], '-e', params['maxbytes'],
+                                          '-f', str(params['stepfactor'])]
+    ngpus = params['ngpus'] or (family.gpu_count if family and not params['launcher'] else None)
+    for flag, value in (('-g', ngpus), ('-n', params['iters']), ('-w', params['warmup_iters']), ('-c', params['check'])):
+        if value is not None:
+            command += [flag, str(value)]
+    return command + list(params['extra_args'])
+
+
+def check_inputs(params):
+    """(machine type name, family, technology, command, collective hint) of nccl_perf's options; ValueError on bad input.
+
+    The command is None in parse mode (nothing runs)."""
+    family_name, family, technology = verdict_target(params)
+    nccl_verdict.thresholds_for(family_name, params['thresholds'])
+    if params['timeout'] <= 0:
+        raise UsageError('timeout: %d; give the seconds the test may run, for example 1800' % params['timeout'])
+    if params['mode'] == 'parse':
+        return family_name, family, technology, None, params['collective']
+    if params['mode'] == 'gce':
+        command = gce_command(params, technology)
+        return family_name, family, technology, command, params['collective'] or collective_in_command(command[-1])
+    return family_name, family, technology, local_command(params, family), params['collective'] or params['binary']

@@ -1,0 +1,178 @@
+"""Bad input at the playbook level: refused by the plan step with the playbook variable named, nothing written.
+
+Each case runs playbooks/a3high.yml (or a3mega.yml) with the real ansible-playbook against one sandbox, in its
+own project, and asserts: the run fails, the message names the playbook variable and says what is wrong, and the
+sandbox's request log has no mutating request for that project. The runs go four at a time (they mostly wait on
+ansible-playbook's start-up), each in its own project so that the log tells them apart.
+"""
+
+import concurrent.futures
+import re
+
+import yaml
+
+from playbook_runner import ansible_playbook, collection_root
+from sandbox import Sandbox
+
+MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
+SSH = {'gpudirect_ssh_source_ranges': ['203.0.113.0/24']}
+FLEX = {'gpudirect_provisioning_model': 'flex_start', 'gce_instances_termination_action': 'DELETE'}
+
+# (case id, extra vars, text the message must hold: the variable first, then what is wrong)
+CASES = [
+    # the VMs
+    ('count-zero', {'gpudirect_node_count': 0}, 'gpudirect_node_count: 0 VMs; give 1 or more'),
+    ('count-text', {'gpudirect_node_count': 'abc'}, "gpudirect_node_count: 'abc' is not a whole number"),
+    ('count-negative', {'gpudirect_node_count': -3}, 'gpudirect_node_count: -3 VMs; give 1 or more'),
+    ('count-over-subnet', {'gpudirect_node_count': 1000},
+     'gpudirect_node_count: 1000 VMs need 1000 addresses in subnet a3high-mgmt-sub (192.168.0.0/24), which has 252 free'),
+    ('count-huge', {'gpudirect_node_count': 100000}, 'gpudirect_node_count: 100000 VMs need 100000 addresses'),
+    ('count-one-with-nccl', {'gpudirect_node_count': 1}, 'gpudirect_node_count: the NCCL test runs between VMs and 1 is planned'),
+    ('model-unknown', {'gpudirect_provisioning_model': 'preemptible'}, 'gpudirect_provisioning_model: preemptible is not one of'),
+    ('spot-no-action', {'gpudirect_provisioning_model': 'spot'}, 'gce_instances_termination_action: spot needs one of STOP, DELETE'),
+    ('standard-with-action', {'gce_instances_termination_action': 'STOP'},
+     'gce_instances_termination_action: only spot, flex_start and reservation_bound VMs take one'),
+    ('flex-no-duration', FLEX, 'gce_instances_max_run_duration: flex_start VMs need one'),
+    ('flex-bad-duration', dict(FLEX, gce_instances_max_run_duration='3w', gce_instances_request_valid_for_duration='1h'),
+     "gce_instances_max_run_duration: '3w' is not a duration"),
+    ('flex-duration-too-long', dict(FLEX, gce_instances_max_run_duration='8d', gce_instances_request_valid_for_duration='1h'),
+     'gce_instances_max_run_duration: 691200s is outside 10m-7d'),
+    ('flex-no-request-window', dict(FLEX, gce_instances_max_run_duration='1d'), 'gce_instances_request_valid_for_duration: flex_start VMs need one'),
+    ('flex-request-window-long', dict(FLEX, gce_instances_max_run_duration='1d', gce_instances_request_valid_for_duration='3h'),
+     'gce_instances_request_valid_for_duration: 10800s is outside 90s-2h'),
+    ('flex-with-reservation', dict(FLEX, gce_instances_max_run_duration='1d', gce_instances_request_valid_for_duration='1h',
+                                   gce_instances_reservation='r1'), 'gce_instances_reservation: only reservation_bound VMs take one'),
+    ('bound-no-reservation', {'gpudirect_provisioning_model': 'reservation_bound', 'gce_instances_termination_action': 'STOP'},
+     'gce_instances_reservation: reservation_bound VMs need the name or URL of a specific reservation'),
+    ('names-duplicate', {'gce_instances_names': ['vm-a', 'vm-a']}, 'gce_instances_names: vm-a appears more than once'),
+    ('names-invalid', {'gce_instances_names': ['VM_1']}, "gce_instances_names: 'VM_1' is not a valid VM name"),
+    ('pattern-without-n', {'gce_instances_name_pattern': 'node'}, "gce_instances_name_pattern: 'node' gives the same name to every VM"),
+    ('label-upper-case', {'gce_instances_labels': {'Team': 'ml'}}, "gce_instances_labels: 'Team: ml' is not a valid label"),
+    ('disk-size-text', {'gce_instances_boot_disk_size_gb': 'big'}, "gce_instances_boot_disk_size_gb: 'big' is not a whole number"),
+    ('disk-size-negative', {'gce_instances_boot_disk_size_gb': -10}, 'gce_instances_boot_disk_size_gb: -10 GB; a boot disk needs at least 10 GB'),
+    ('disk-type-unknown', {'gce_instances_boot_disk_type': 'pd-fast'}, "gce_instances_boot_disk_type: disk type 'pd-fast' does not exist in us-central1-a"),
+    ('image-family-unknown', {'gce_instances_image_family': 'cos-999-lts'},
+     "gce_instances_image_family: image family 'cos-999-lts' does not exist in project cos-cloud"),
+    ('zone-unknown-letter', {'gpudirect_zone': 'us-central1-z'},
+     "gpudirect_zone: zone 'us-central1-z' does not exist in region us-central1 (zones of us-central1: us-central1-a, us-central1-b"),
+    ('zone-is-a-region', {'gpudirect_zone': 'us-central1'}, "gpudirect_zone: 'us-central1' is a region, not a zone; give one of its zones"),
+    ('zone-unknown-region', {'gpudirect_zone': 'mars-north9-a'}, "gpudirect_zone: region 'mars-north9' does not exist in Compute Engine"),
+    ('zone-not-a-name', {'gpudirect_zone': 'Central'}, "gpudirect_zone: 'Central' is not a zone name"),
+    ('zone-without-machine-type', {'gpudirect_zone': 'us-central1-f'}, 'gpudirect_zone: a3-highgpu-8g is not offered in zone us-central1-f'),
+    ('fallback-zone-other-region', {'gce_instances_fallback_zones': ['us-east4-a']},
+     'gce_instances_fallback_zones: us-east4-a is not in us-central1'),
+    ('fallback-zone-unknown', {'gce_instances_fallback_zones': ['us-central1-q']},
+     "gce_instances_fallback_zones: zone 'us-central1-q' does not exist in region us-central1"),
+    ('instances-timeout-zero', {'gce_instances_timeout': 0}, 'gce_instances_timeout: 0 seconds'),
+    ('placement-create-without-name', {'gce_instances_create_placement_policy': True},
+     'gce_instances_placement_policy: give the name of the compact placement policy to create'),
+    ('metadata-not-a-mapping', {'gce_instances_metadata': ['ssh-keys']}, 'gce_instances_metadata:'),
+    ('project-invalid', {'__project': 'My Project'}, "gpudirect_project: 'My Project' is not a valid project ID"),
+    # the GPUDirect network
+    ('ssh-world', {'gpudirect_ssh_source_ranges': ['0.0.0.0/0']},
+     'gpudirect_ssh_source_ranges: 0.0.0.0/0 together open the port to the whole internet; give your own address ranges, '
+     'or set gce_network_ssh_from_anywhere: true'),
+    ('ssh-world-split', {'gpudirect_ssh_source_ranges': ['0.0.0.0/1', '128.0.0.0/1']},
+     'gpudirect_ssh_source_ranges: 0.0.0.0/1 + 128.0.0.0/1 together open the port to the whole internet'),
+    ('ssh-world-ipv6', {'gpudirect_ssh_source_ranges': ['::0/0']}, 'gpudirect_ssh_source_ranges: ::0/0 together open the port'),
+    ('ssh-from-anywhere-not-bool', {'gce_network_ssh_from_anywhere': 'maybe'},
+     "gce_network_ssh_from_anywhere: 'maybe' is not true or false"),
+    ('ssh-not-cidr', {'gpudirect_ssh_source_ranges': ['office']}, "gpudirect_ssh_source_ranges: 'office' is not a CIDR range"),
+    ('mtu-too-big', {'gce_network_mtu': 9000}, 'gce_network_mtu: 9000 is outside the 1300-8896'),
+    ('data-cidrs-count', {'gce_network_data_cidrs': ['10.1.0.0/24', '10.2.0.0/24', '10.3.0.0/24']},
+     'gce_network_data_cidrs: 3 ranges given, but this family has 4 data NICs'),
+    ('data-cidrs-overlap', {'gce_network_data_cidrs': ['10.1.0.0/16', '10.1.1.0/24', '10.3.0.0/24', '10.4.0.0/24']},
+     'gce_network_management_cidr / gce_network_data_cidrs: 10.1.0.0/16 overlaps 10.1.1.0/24'),
+    ('management-public', {'gce_network_management_cidr': '8.8.8.0/24'},
+     'gce_network_management_cidr / gce_network_data_cidrs: 8.8.8.0/24 is not a private IPv4 range'),
+    ('prefix-invalid', {'gpudirect_network_prefix': 'A3'}, "gpudirect_network_prefix: 'A3-mgmt-external-ping' is not a valid Compute Engine name"),
+    ('internal-world', {'gce_network_internal_source_ranges': ['0.0.0.0/0']},
+     'gce_network_internal_source_ranges: 0.0.0.0/0 together cover the whole internet'),
+    ('network-timeout-zero', {'gce_network_timeout': 0}, 'gce_network_timeout: 0 seconds'),
+    # host preparation
+    ('host-range-not-cidr', {'cos_host_prep_firewall_source_ranges': ['10.0.0.300/24']},
+     "cos_host_prep_firewall_source_ranges: '10.0.0.300/24' is not a CIDR range"),
+    ('host-range-world', {'cos_host_prep_firewall_source_ranges': ['0.0.0.0/1', '128.0.0.0/1']},
+     'cos_host_prep_firewall_source_ranges: 0.0.0.0/1 + 128.0.0.0/1 together accept TCP from anywhere; give the data subnets, '
+     'or set cos_host_prep_firewall: accept_all'),
+    ('host-firewall-unknown', {'cos_host_prep_firewall': 'open'}, 'cos_host_prep_firewall: open is not one of data_ranges, accept_all, none'),
+    ('host-rxdm-unknown', {'cos_host_prep_rxdm_version': 'v9.9.9'}, 'cos_host_prep_rxdm_version: rxdm v9.9.9 is not in a known-good TCPX pair'),
+    ('host-timeout-zero', {'cos_host_prep_rxdm_ready_timeout': 0}, 'cos_host_prep_rxdm_ready_timeout: 0 seconds'),
+    # the NCCL test
+    ('nccl-timeout-zero', {'nccl_test_timeout': 0}, 'nccl_test_timeout: 0; give the seconds the test may run'),
+    ('nccl-threshold-key', {'nccl_test_thresholds': {'all_gather': {'fastest': 1}}}, 'nccl_test_thresholds.all_gather: unknown key(s) fastest'),
+    ('nccl-keep-log-unknown', {'nccl_test_keep_log': 'sometimes'}, 'nccl_test_keep_log: sometimes is not one of on_failure, always, never'),
+]
+
+
+def project_of(index, extra):
+    return extra.get('__project') or 'inputs-case-%02d' % index
+
+
+def run_every_case():
+    """{case id: (CompletedProcess, mutating requests of its project)}: every case run once, four at a time."""
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    try:
+        def run(index_case):
+            index, (case, extra, _expected) = index_case
+            extra_vars = dict(SSH, **{key: value for key, value in extra.items() if key != '__project'})
+            return case, ansible_playbook(sandbox, 'a3high.yml', extra_vars, project=project_of(index, extra), timeout=300)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            results = dict(pool.map(run, enumerate(CASES)))
+        log = sandbox.request_log()
+    finally:
+        sandbox.stop()
+    runs = {}
+    for index, (case, extra, _expected) in enumerate(CASES):
+        marker = '/projects/%s/' % project_of(index, extra).replace(' ', '%20')
+        runs[case] = (results[case], [entry for entry in log if entry['method'] in MUTATING and marker in entry['path']])
+    return runs
+
+
+def test_at_least_forty_cases_each_with_its_own_id():
+    assert len(CASES) >= 40
+    assert len({case for case, _extra, _expected in CASES}) == len(CASES)
+
+
+def test_bad_input_is_refused_by_the_plan_step_before_anything_is_written():
+    """One test over the whole table (one sandbox, runs in parallel), so that pytest-xdist does not run the
+    table once per worker; every failing case is listed with what went wrong."""
+    failures = []
+    for case, (result, written) in run_every_case().items():
+        expected = dict((c, x) for c, _e, x in CASES)[case]
+        refusal = re.search(r'fatal: \[localhost\]: FAILED! => (\{.*\})', result.stdout)
+        last_task = result.stdout.split('fatal:')[0].rsplit('TASK [', 1)[-1]
+        if result.returncode == 0 or not refusal:
+            failures.append('%s: not refused (rc %s): %s' % (case, result.returncode, result.stdout[-500:]))
+        elif not last_task.startswith("Check every stage's input before anything is created]"):
+            failures.append('%s: refused by a later task: %s' % (case, last_task[:120]))
+        elif expected not in refusal.group(1):
+            failures.append('%s: message %s does not hold %r' % (case, refusal.group(1)[:600], expected))
+        if written:
+            failures.append('%s: %d mutating requests: %s' % (case, len(written), [(e['method'], e['path']) for e in written[:3]]))
+    assert failures == [], '\n'.join(failures)
+
+
+def test_the_plan_steps_stage_options_match_the_roles():
+    """The plan step passes each stage the options its role passes to its module (a stage option the role
+    does not pass, or the reverse, would check something else than what runs)."""
+    plays = yaml.safe_load((collection_root() / 'playbooks' / 'gce_cluster.yml').read_text(encoding='utf-8'))
+    plan = plays[0]['tasks'][0]['aiinfra.gpudirect.gpudirect_plan']
+    for stage, role, module in (('network', 'gce_network', 'gce_gpudirect_network'), ('instances', 'gce_instances', 'gce_gpudirect_instance')):
+        tasks = yaml.safe_load((collection_root() / 'roles' / role / 'tasks' / 'main.yml').read_text(encoding='utf-8'))
+        role_options = set(tasks[0]['aiinfra.gpudirect.' + module])
+        assert set(plan[stage]) == role_options, stage
+        assert set(plan['variables'][stage]) >= role_options, stage
+
+
+def test_the_host_firewall_follows_the_networks_data_ranges():
+    """cos_host_prep's iptables ranges are the GPUDirect network's data ranges when the user gives them
+    (gce_network_data_cidrs), in every play of gce_cluster.yml (one shared vars block), and the plan checks the
+    same variable."""
+    plays = yaml.safe_load((collection_root() / 'playbooks' / 'gce_cluster.yml').read_text(encoding='utf-8'))
+    for play in plays:
+        assert play['vars']['cos_host_prep_firewall_source_ranges'] == '{{ __gpudirect_data_cidrs }}'
+        assert play['vars']['__gpudirect_data_cidrs'] == "{{ gce_network_data_cidrs | default([], true) }}"
+    plan = plays[0]['tasks'][0]['aiinfra.gpudirect.gpudirect_plan']
+    assert "'firewall_source_ranges': cos_host_prep_firewall_source_ranges," in plan['host']

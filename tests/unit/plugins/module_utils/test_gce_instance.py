@@ -1,0 +1,72 @@
+"""gce/instance.py: names, the request body's checks, and which keys of metadata, labels and tags are managed."""
+
+import pytest
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce.instance import SpecError
+
+BASE = {'names': None, 'count': 2, 'name_pattern': '{prefix}-vm-{n}', 'zone': 'us-central1-a', 'fallback_zones': [],
+        'machine_type': 'a3-highgpu-8g', 'network_prefix': 'hi', 'network_interfaces': None, 'external_ip': True,
+        'provisioning_model': 'standard', 'termination_action': None, 'max_run_duration': None, 'request_valid_for_duration': None,
+        'reservation': None, 'restart_on_failure': True, 'image': None, 'image_family': None, 'image_project': None,
+        'boot_disk_size_gb': 200, 'boot_disk_type': None, 'metadata': None, 'service_account_email': 'default',
+        'service_account_scopes': None, 'labels': None, 'tags': None, 'placement_policy': None, 'create_placement_policy': False,
+        'state': 'present', 'exclusive': [], 'recreate': False, 'timeout': 900}
+
+
+def build(**overrides):
+    return gce_instance.build_from_params(dict(BASE, **overrides), 'test-project')
+
+
+def test_names_from_count_and_pattern():
+    names, spec = build()
+    assert names == ['hi-vm-1', 'hi-vm-2']
+    assert spec.body('hi-vm-1')['machineType'] == 'zones/us-central1-a/machineTypes/a3-highgpu-8g'
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({'count': 0}, 'count: 0 VMs; give 1 or more'),
+    ({'count': -1}, 'count: -1 VMs; give 1 or more'),
+    ({'count': None}, 'count: give the number of VMs (1 or more), or list their names'),
+    ({'zone': 'us-central1'}, "zone: 'us-central1' is a region, not a zone"),
+    ({'zone': 'central'}, "zone: 'central' is not a zone name"),
+    ({'fallback_zones': ['us-central1']}, "fallback_zones: 'us-central1' is a region"),
+    ({'boot_disk_size_gb': -10}, 'boot_disk_size_gb: -10 GB; a boot disk needs at least 10 GB'),
+    ({'boot_disk_size_gb': 0}, 'boot_disk_size_gb: 0 GB'),
+    ({'timeout': 0}, 'timeout: 0 seconds'),
+])
+def test_bad_inputs_name_the_field(overrides, message):
+    with pytest.raises(SpecError) as raised:
+        build(**overrides)
+    assert str(raised.value).startswith(message)
+
+
+CURRENT = {'metadata': {'items': [{'key': 'cos-update-strategy', 'value': 'update_disabled'}, {'key': 'ssh-keys', 'value': 'alice:key'}],
+                        'fingerprint': 'f1'},
+           'labels': {'team': 'ml', 'owner': 'alice'}, 'tags': {'items': ['alice-debug', 'gpu'], 'fingerprint': 'f2'}}
+
+
+@pytest.mark.parametrize('field, wanted, exclusive, expected', [
+    ('metadata', {'items': [{'key': 'cos-update-strategy', 'value': 'update_disabled'}]}, False, CURRENT['metadata']['items']),
+    ('metadata', {'items': [{'key': 'cos-update-strategy', 'value': 'update_disabled'}]}, True,
+     [{'key': 'cos-update-strategy', 'value': 'update_disabled'}]),
+    ('metadata', {'items': [{'key': 'ssh-keys', 'value': 'bob:key'}]}, False,
+     [{'key': 'cos-update-strategy', 'value': 'update_disabled'}, {'key': 'ssh-keys', 'value': 'bob:key'}]),
+    ('labels', {'team': 'hpc'}, False, {'team': 'hpc', 'owner': 'alice'}),
+    ('labels', {'team': 'hpc'}, True, {'team': 'hpc'}),
+    ('labels', None, False, {'team': 'ml', 'owner': 'alice'}),
+    ('labels', None, True, {}),
+    ('tags', {'items': ['gpu']}, False, ['alice-debug', 'gpu']),
+    ('tags', {'items': ['gpu']}, True, ['gpu']),
+])
+def test_managed_value(field, wanted, exclusive, expected):
+    value = gce_instance.managed_value(field, wanted, CURRENT[field], exclusive)
+    assert (value['items'] if field != 'labels' else value) == expected
+
+
+def test_keys_added_by_others_are_no_difference_unless_exclusive():
+    _names, spec = build(labels={'team': 'ml'}, tags=['gpu'])
+    vm = dict(spec.body('hi-vm-1'), **CURRENT)
+    vm['serviceAccounts'] = [{'email': '1-compute@developer.gserviceaccount.com', 'scopes': ['https://www.googleapis.com/auth/cloud-platform']}]
+    assert gce_instance.differences(spec.body('hi-vm-1'), vm) == ([], [])
+    assert gce_instance.differences(spec.body('hi-vm-1'), vm, exclusive=['metadata', 'labels', 'tags']) == (['metadata', 'tags', 'labels'], [])

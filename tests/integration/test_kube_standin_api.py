@@ -288,3 +288,16 @@ def test_openapi_v3_index_and_documents(cluster):
     patch = document['paths']['/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}']['patch']
     assert 'fieldValidation' in [parameter['name'] for parameter in patch['parameters']]
     assert 'application/strategic-merge-patch+json' in patch['requestBody']['content']
+
+
+def test_job_gets_its_generated_selector(cluster):
+    """pkg/registry/batch/job/strategy.go generateSelector (kubectl logs job/NAME lists Pods by it)."""
+    status, job = call(cluster, 'POST', '/apis/batch/v1/namespaces/default/jobs', {
+        'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'once'},
+        'spec': {'template': {'spec': {'restartPolicy': 'Never', 'containers': [{'name': 'c', 'image': 'busybox'}]}}}})
+    assert status == 201, job
+    uid = job['metadata']['uid']
+    assert job['spec']['selector'] == {'matchLabels': {'batch.kubernetes.io/controller-uid': uid}}
+    assert job['spec']['template']['metadata']['labels'] == {
+        'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': 'once', 'controller-uid': uid,
+        'job-name': 'once'}

@@ -128,7 +128,7 @@ def test_get_wait_and_rollout_status_and_delete(kubectl, cluster):
     kubectl('apply', '-f', path)
     listing = kubectl('get', 'ds', '-n', 'kube-system', '-o', 'json').stdout
     assert 'nccl-tcpxo-installer' in [item['metadata']['name'] for item in json.loads(listing)['items']]
-    table = kubectl('get', 'ds', '-n', 'kube-system').stdout.splitlines()
+    table = kubectl('get', 'ds', 'nccl-tcpxo-installer', '-n', 'kube-system').stdout.splitlines()
     # The columns of pkg/printers/internalversion/printers.go's DaemonSet printer (a Table answer).
     assert table[0].split() == ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE', 'SELECTOR', 'AGE']
     assert table[1].split()[:7] == ['nccl-tcpxo-installer', '0', '0', '0', '0', '0', '<none>']

@@ -141,7 +141,7 @@ def test_kubernetes_core_idempotence_check_mode_crd_and_absent(cluster, tmp_path
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections, ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False', HOME=str(tmp_path))
     run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)], env=env,
-                         capture_output=True, text=True, timeout=300, check=False)
+                         cwd=str(tmp_path), capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     outcome = json.loads(results.read_text(encoding='utf-8'))
     assert outcome['present_1'] == [True, True] and outcome['present_2'] == [False, False]

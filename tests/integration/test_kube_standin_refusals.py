@@ -88,6 +88,13 @@ CASES = [
     ('missing required built-in', 'POST', DEPLOY + STRICT, {'apiVersion': 'apps/v1', 'kind': 'Deployment',
                                                             'metadata': {'name': 'd2'}, 'spec': {'selector': {}}},
      'application/json', 't', 422, 'Invalid', 'Deployment.apps "d2" is invalid: spec.template: Required value'),
+    ('workload without a selector', 'POST', '/apis/apps/v1/namespaces/default/daemonsets', {
+        'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': {'name': 'nosel'},
+        'spec': {'template': {'metadata': {'labels': {'app': 'x', 'tier': 'y'}},
+                              'spec': {'containers': [{'name': 'c', 'image': 'busybox'}]}}}}, 'application/json', 't',
+     # pkg/apis/apps/validation ValidateDaemonSetSpec: a nil selector matches no template labels.
+     422, 'Invalid', 'DaemonSet.apps "nosel" is invalid: [spec.selector: Required value, spec.template.metadata.labels: '
+     'Invalid value: map[string]string{"app":"x", "tier":"y"}: `selector` does not match template `labels`]'),
     ('missing namespace', 'POST', '/api/v1/namespaces/nowhere/configmaps', configmap(), 'application/json', 't',
      404, 'NotFound', 'namespaces "nowhere" not found'),
     ('bad name', 'POST', CM, configmap('Bad_Name'), 'application/json', 't',

@@ -34,6 +34,57 @@ SYSTEM_METADATA = ('uid', 'creationTimestamp', 'generation', 'resourceVersion', 
                    'deletionGracePeriodSeconds', 'selfLink')
 
 
+WORKLOADS_WITH_SELECTOR = {('apps', 'DaemonSet'), ('apps', 'Deployment'), ('apps', 'ReplicaSet'), ('apps', 'StatefulSet')}
+
+
+def go_string_map(labels):
+    """A map[string]string as Go's %#v prints it (keys sorted), the way field.Invalid shows the value."""
+    if labels is None:
+        return 'map[string]string(nil)'
+    return 'map[string]string{%s}' % ', '.join('"%s":"%s"' % (key, labels[key]) for key in sorted(labels))
+
+
+def label_selector_matches(selector, labels):
+    """metav1.LabelSelectorAsSelector(selector).Matches(labels); a nil selector matches nothing."""
+    from .selectors import labels_match  # pylint: disable=import-outside-toplevel
+    if selector is None:
+        return False
+    operators = {'In': 'in', 'NotIn': 'notin', 'Exists': 'exists', 'DoesNotExist': '!exists'}
+    requirements = [(key, '=', [value]) for key, value in (selector.get('matchLabels') or {}).items()]
+    requirements += [(item.get('key'), operators.get(item.get('operator'), 'in'), item.get('values') or [])
+                     for item in selector.get('matchExpressions') or []]
+    return labels_match(requirements, labels or {})
+
+
+def selector_causes(resource, obj):
+    """pkg/apis/apps/validation (ValidateDaemonSetSpec, ValidateDeploymentSpec, ...): the selector must
+    match the template's labels; a missing selector matches nothing."""
+    if resource.crd or (resource.group, resource.kind) not in WORKLOADS_WITH_SELECTOR:
+        return []
+    spec = obj.get('spec') if isinstance(obj.get('spec'), dict) else {}
+    template = spec.get('template') if isinstance(spec.get('template'), dict) else None
+    if template is None:
+        return []
+    labels = (template.get('metadata') or {}).get('labels')
+    if label_selector_matches(spec.get('selector'), labels):
+        return []
+    return [('FieldValueInvalid', 'spec.template.metadata.labels', 'Invalid value: %s: `selector` does not match template '
+             '`labels`' % go_string_map(labels))]
+
+
+def generate_job_selector(job):
+    """pkg/registry/batch/job/strategy.go generateSelector: unless spec.manualSelector, the Job's
+    selector is its uid, and the template carries the uid and the Job's name as labels."""
+    spec = job.get('spec')
+    if not isinstance(spec, dict) or spec.get('manualSelector'):
+        return
+    uid, name = job['metadata']['uid'], job['metadata']['name']
+    labels = spec.setdefault('template', {}).setdefault('metadata', {}).setdefault('labels', {})
+    labels.update({'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name,
+                   'controller-uid': uid, 'job-name': name})
+    spec['selector'] = {'matchLabels': {'batch.kubernetes.io/controller-uid': uid}}
+
+
 def default_manager(user_agent):
     """The manager the apiserver names an update by when no fieldManager is given: the user agent's first word."""
     return (user_agent or 'unknown').split('/')[0] or 'unknown'
@@ -107,10 +158,18 @@ class Operations:
         return namespace
 
     def validate(self, resource, obj, validation, warnings, subresource=None):
-        found = self.cluster.schemas.check(resource, obj, validation, subresource)
+        causes = []
+        try:
+            found = self.cluster.schemas.check(resource, obj, validation, subresource)
+        except errors.KubeError as error:
+            if error.code != 422:
+                raise
+            causes = [(cause['reason'], cause['field'], cause['message']) for cause in error.status['details']['causes']]
+            found = []
         if warnings is not None:
             warnings.extend(found)
-        causes = []
+        if subresource is None:
+            causes.extend(selector_causes(resource, obj))
         self.check_name(resource, obj, causes)
         if resource.kind == 'CustomResourceDefinition' and resource.group == 'apiextensions.k8s.io':
             self.cluster.crds.validate(obj, causes)
@@ -146,6 +205,8 @@ class Operations:
             metadata['generation'] = 1
         if resource.has_status() and resource.kind not in ('Namespace',):
             obj['status'] = {}
+        if (resource.group, resource.kind) == ('batch', 'Job'):
+            generate_job_selector(obj)
         apply_defaults(resource, obj)
         self.cluster.crds.prepare(resource, obj)
         manager = field_manager or default_manager(user_agent)

@@ -40,17 +40,7 @@ setup() {
     else
         echo "dependencies already installed ($VENV)"
     fi
-    # ansible-test downloads a get-pip.py for every sanity virtualenv from a host this network
-    # cannot reach; it looks in its cache first, so put our stand-in there under each name it asks.
-    local pip_version
-    pip_version=$("$VENV/bin/python" - <<'EOF'
-import re, ansible_test, pathlib
-src = pathlib.Path(ansible_test.__file__).parent / '_internal' / 'python_requirements.py'
-print(re.search(r"pip='([0-9.]+)'", src.read_text()).group(1))
-EOF
-)
-    mkdir -p "$HOME/.ansible/test/cache"
-    install -m 0644 "$ROOT/tests/ci/get_pip_standin.py" "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+    get_pip_standin "$VENV" || return 1
     # The collection as ansible-test and Python imports expect it: .../ansible_collections/aiinfra/gpudirect.
     # A copy (not a symlink): ansible-test resolves the real path of the working directory.
     rm -rf "$COLLECTION_DIR" && mkdir -p "$COLLECTION_DIR"
@@ -59,6 +49,44 @@ EOF
     # ansible-test sanity uses git to list files when it finds a repository; give it one of its own.
     (cd "$COLLECTION_DIR" && git init -q && git add -A && git -c user.name=ci -c user.email=ci@localhost commit -qm snapshot) || return 1
     dependency_collections
+}
+
+get_pip_standin() {
+    # ansible-test downloads a get-pip.py for every sanity virtualenv from a host this network
+    # cannot reach; it looks in its cache first, so put our stand-in there under each name it asks.
+    # get_pip_standin VENV: for the ansible-test of that virtualenv (each ansible-core pins its pip).
+    local pip_version
+    pip_version=$("$1/bin/python" - <<'EOF'
+import re, ansible_test, pathlib
+src = pathlib.Path(ansible_test.__file__).parent / '_internal' / 'python_requirements.py'
+print(re.search(r"pip='([0-9.]+)'", src.read_text()).group(1))
+EOF
+) || return 1
+    mkdir -p "$HOME/.ansible/test/cache"
+    install -m 0644 "$ROOT/tests/ci/get_pip_standin.py" "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+}
+
+# The ansible-core minors that meta/runtime.yml (requires_ansible) claims and Python 3.11 runs. The
+# main virtualenv holds the newest (tests/requirements.txt); each older one gets a virtualenv of its own.
+ANSIBLE_CORES=(2.17 2.18 2.19)
+CORE_VENVS=${GPUDIRECT_CORE_VENVS:-$ROOT/.venv-cores}
+
+core_venv() {
+    # core_venv MINOR: print the path of a virtualenv with ansible-core MINOR.* and what the sanity and
+    # unit tests need (tests/requirements-core.txt); made once, remade when the requirements change.
+    local minor=$1 dir="$CORE_VENVS/ansible-core-$1" want
+    want=$(cat "$ROOT/requirements.txt" "$ROOT/tests/requirements-core.txt" | sha256sum | cut -d' ' -f1)-$minor
+    if [ "$(cat "$dir/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+        echo "making $dir" >&2
+        rm -rf "$dir"
+        "$PY" -m venv "$dir" || return 1
+        (cd "$ROOT/tests" && "$dir/bin/pip" install -q "ansible-core==$minor.*" -r requirements-core.txt 2>&1 |
+            grep -v '^WARNING: Location' >&2; exit "${PIPESTATUS[0]}") || return 1
+        "$dir/bin/pip" check >&2 || return 1
+        echo "$want" >"$dir/.requirements.sha256"
+    fi
+    get_pip_standin "$dir" >&2 || return 1
+    echo "$dir"
 }
 
 dependency_collections() {

@@ -8,7 +8,20 @@ import io
 import json
 import contextlib
 
-from ansible.module_utils.testing import patch_module_args
+try:
+    from ansible.module_utils.testing import patch_module_args  # ansible-core 2.19 and later
+except ImportError:
+    from ansible.module_utils import basic
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        """ansible-core 2.17 and 2.18: AnsibleModule reads its arguments from basic._ANSIBLE_ARGS."""
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode('utf-8')
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
 
 
 def run_module(main, args, check_mode=False, diff=False):

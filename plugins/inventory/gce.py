@@ -260,6 +260,7 @@ import re
 import zlib
 
 from ansible.errors import AnsibleParserError
+from ansible.release import __version__ as ansible_version
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
@@ -593,6 +594,43 @@ def garbage_collection_paused():
 # The plugin
 
 
+def as_data(value):
+    """``value`` as Ansible data, never a template: ansible-core 2.19 and later treat every string from an
+    inventory plugin as untrusted (not templated) by itself; 2.17 and 2.18 template any string that is
+    not marked unsafe, so there each value is wrapped with wrap_var (a label such as ``{{ 6 * 7 }}``
+    must stay that text)."""
+    if not _MARK_UNSAFE:
+        return value
+    from ansible.utils.unsafe_proxy import wrap_var  # pylint: disable=import-outside-toplevel
+    return wrap_var(value)
+
+
+_MARK_UNSAFE = tuple(int(part) for part in ansible_version.split('.')[:2]) < (2, 19)
+
+
+def inventory_data(inventory):
+    """The InventoryData that this plugin writes its own facts to.
+
+    ansible-core 2.19 wraps the inventory so that set_variable inspects every value: it copies it and
+    tags each string with the source's origin, about 6 microseconds per value, which on 5,000 VMs is
+    more than the rest of a cached build. The values set here are plain JSON types that this plugin
+    builds and never changes afterwards, and they stay untrusted (never templated) either way, so they
+    go to the wrapped data (``__wrapped__``) directly. Where there is no wrapper (ansible-core 2.17,
+    2.18) or a later release drops that attribute, this is the inventory itself: the public API.
+    compose, groups and keyed_groups always go through self.inventory (Constructable).
+    """
+    wrapped = getattr(inventory, '__wrapped__', None)
+    return inventory if wrapped is None else wrapped
+
+
+def host_vars_dict(host):
+    """The dict an inventory Host keeps its variables in (``Host.vars`` in ansible-core 2.17 to 2.19), or
+    None when a release keeps them otherwise: then the caller sets each variable through the public
+    InventoryData.set_variable."""
+    variables = getattr(host, 'vars', None)
+    return variables if isinstance(variables, dict) else None
+
+
 class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     NAME = 'aiinfra.gpudirect.gce'
@@ -804,13 +842,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         address = self.get_option('ansible_host')
         strict = self.get_option('strict')
         compose, groups, keyed_groups = self.get_option('compose'), self.get_option('groups'), self.get_option('keyed_groups')
-        # ansible-core 2.19 wraps the inventory so that set_variable inspects every value: it copies it and
-        # tags each string with the source's origin, about 6 microseconds per value, which on 5,000 VMs
-        # is more than the rest of a cached build. The values set here are plain JSON types that this
-        # plugin builds and never changes afterwards, and they stay untrusted (never templated) either
-        # way, so they go to the inventory data directly. compose, groups and keyed_groups still go
-        # through the wrapper (Constructable uses self.inventory).
-        inventory = getattr(self.inventory, '__wrapped__', self.inventory)
+        inventory = inventory_data(self.inventory)
         seen, group_values, plans = {}, {}, {}
         for instance in instances:
             facts = instance_facts(instance)
@@ -843,7 +875,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                             held[name] = earlier[var_prefix + name]
                         else:
                             held[name] = facts[name]
-                            inventory.set_variable(group, var_prefix + name, facts[name])
+                            inventory.set_variable(group, var_prefix + name, as_data(facts[name]))
                     if parent:
                         inventory.add_child(parent, group)
                 if direct:
@@ -852,18 +884,18 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                     if held[name] == facts[name]:
                         del host_only[name]
             connection = self._connection_vars(address, facts)
-            variables = {var_prefix + name: value for name, value in host_only.items()}
-            variables.update(connection)
-            host = inventory.get_host(hostname)
-            if made_here:
+            variables = {var_prefix + name: as_data(value) for name, value in host_only.items()}
+            variables.update(as_data(connection))
+            host_vars = host_vars_dict(inventory.get_host(hostname)) if made_here else None
+            if host_vars is not None:
                 # Host.set_variable strips trust from each name, checks it and looks for a mapping to
                 # merge into: about 2 microseconds a call, a sixth of a cached 5,000-VM build. A host this
                 # source has just made holds none of these names, and the names were checked with
                 # vars_prefix, so one update does the same.
-                host.vars.update(variables)
+                host_vars.update(variables)
             else:
                 for name, value in variables.items():
-                    host.set_variable(name, value)
+                    inventory.set_variable(hostname, name, value)
             if compose or groups or keyed_groups:
                 variables = {var_prefix + name: value for name, value in facts.items()}
                 variables.update(connection, instance=instance)

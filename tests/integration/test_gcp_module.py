@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from module_runner import patch_module_args
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import module as gcp_module
 

@@ -424,3 +424,61 @@ def test_two_sources_with_one_fabric_name_keep_each_hosts_facts(sandbox, tmp_pat
     assert (high['gpudirect_technology'], mega['gpudirect_technology']) == ('tcpx', 'tcpxo')
     assert high['gpudirect_labels'] == {} and high['gpudirect_data_ips'] == [
         nic['networkIP'] for nic in sandbox.resources('compute.instances', PROJECT)[0]['networkInterfaces'][1:]]
+
+
+BUILD_CHILD = r'''
+import json, sys
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader()
+from ansible_collections.aiinfra.gpudirect.plugins.inventory import gce
+used = {'fast_data': False, 'public_host_vars': 0}
+inventory_data, host_vars_dict = gce.inventory_data, gce.host_vars_dict
+if sys.argv[2] == 'public':
+    # As if a release dropped the internals: no __wrapped__ data, no Host.vars dict.
+    gce.inventory_data = lambda inventory: inventory
+    def no_host_vars(host):
+        used['public_host_vars'] += 1
+        return None
+    gce.host_vars_dict = no_host_vars
+else:
+    def record(inventory):
+        data = inventory_data(inventory)
+        used['fast_data'] = used['fast_data'] or data is not inventory
+        return data
+    gce.inventory_data = record
+from ansible.inventory.manager import InventoryManager
+from ansible.parsing.dataloader import DataLoader
+inventory = InventoryManager(loader=DataLoader(), sources=[sys.argv[1]])
+skip = ('inventory_dir', 'inventory_file')
+print(json.dumps({
+    'used': used,
+    'hosts': {h.name: {k: v for k, v in h.get_vars().items() if k not in skip} for h in inventory.get_hosts()},
+    'groups': {g.name: [sorted(h.name for h in g.get_hosts()), sorted(c.name for c in g.child_groups),
+                        {k: v for k, v in g.get_vars().items() if k not in skip}] for g in inventory.groups.values()},
+}, default=str, sort_keys=True))
+'''
+
+
+def test_the_public_inventory_api_builds_the_same_inventory_as_the_fast_path(fleet, tmp_path):
+    """The plugin writes past ansible-core 2.19's inventory wrapper (__wrapped__) and into Host.vars for speed;
+    without those internals it must fall back to the public API and build the very same inventory."""
+    sandbox, _vms = fleet
+    source = tmp_path / 'fallback.gce.yml'
+    source.write_text('plugin: aiinfra.gpudirect.gce\nprojects: [%s, %s]\ncompose:\n  gd_nics: gpudirect_data_ips | length\n'
+                      % (PROJECT, OTHER))
+    env = dict(sandbox_environment(sandbox, PROJECT), ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED='True')
+
+    def build(mode):
+        result = subprocess.run([sys.executable, '-c', BUILD_CHILD, str(source), mode], env=env, capture_output=True,
+                                text=True, timeout=300, check=False)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout)
+
+    fast, public = build('fast'), build('public')
+    assert public['used']['public_host_vars'] == len(public['hosts']) == 5   # every host took the public path
+    has_wrapper = hasattr(__import__('ansible.inventory.manager', fromlist=['x']), '_InventoryDataWrapper')
+    assert fast['used']['fast_data'] is has_wrapper   # 2.19 has the wrapper the fast path goes around
+    assert public['hosts'] == fast['hosts'] and public['groups'] == fast['groups']
+    assert len(public['hosts']['a3high-vm-1']['gpudirect_data_ips']) == 4
+    assert str(public['hosts']['a3high-vm-1']['gd_nics']) == '4'  # a string before ansible-core 2.19's native types
+    assert public['groups']['gpudirect_network_a3high'][2]['gpudirect_network_prefix'] == 'a3high'

@@ -38,6 +38,7 @@ from sandbox.gcloud import GcloudRunner
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
 ZONE = 'us-central1-a'
+RDMA_ZONE = 'us-central1-b'   # A3 Ultra runs in us-central1-b, not -a (Google's GPU locations page; tests/sandbox/data)
 VERSION = '1.33.5-gke.1308000'
 MANIFESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox', 'kube', 'manifests')
 INSTALLER = os.path.join(MANIFESTS, 'gpudirect-tcpxo', 'nccl-tcpxo-installer.yaml')
@@ -405,7 +406,7 @@ def test_job_completes_and_deployment_rolls_out(live):
         ok(live.kubectl('delete', '-f', '-', '--wait=true', stdin=WORKLOADS))
 
 
-RDMA_VERSION = '1.34.1-gke.1829001'   # resource.k8s.io/v1 (DeviceClass, ResourceClaimTemplate) is served from 1.34
+RDMA_VERSION = '1.34.8-gke.1278000'   # seed 001's floor for gpuDirectStrategy RDMA; resource.k8s.io/v1 is served from 1.34
 SEED_001 = os.path.join(MANIFESTS, 'seeds')
 
 
@@ -416,17 +417,17 @@ def test_seed_001_rdma_pool_gets_dranet_and_its_pods_claim_rdma_devices(live, tm
     env = dict(live.gcloud.env, KUBECONFIG=str(tmp_path / 'kubeconfig'))
     gcloud = GcloudRunner(live.sandbox, live.gcloud.config_dir)
     gcloud.env = env
-    ok(gcloud('container', 'clusters', 'create', 'rdma', '--zone=' + ZONE, '--cluster-version=' + RDMA_VERSION,
+    ok(gcloud('container', 'clusters', 'create', 'rdma', '--zone=' + RDMA_ZONE, '--cluster-version=' + RDMA_VERSION,
               '--enable-dataplane-v2', '--enable-ip-alias', '--num-nodes=1', '--no-enable-autoupgrade'))
     try:
-        SandboxClient(live.sandbox.url).must('POST', 'v1/projects/%s/locations/%s/clusters/rdma/nodePools' % (PROJECT, ZONE), {'nodePool': {
+        SandboxClient(live.sandbox.url).must('POST', 'v1/projects/%s/locations/%s/clusters/rdma/nodePools' % (PROJECT, RDMA_ZONE), {'nodePool': {
             'name': 'a3ultra', 'initialNodeCount': 2,
             'config': {'machineType': 'a3-ultragpu-8g', 'gpuDirectConfig': {'gpuDirectStrategy': 'RDMA'},
                        'labels': {'cloud.google.com/gke-networking-dra-driver': 'true'},
                        'accelerators': [{'acceleratorType': 'nvidia-h200-141gb', 'acceleratorCount': '8',
                                          'gpuDriverInstallationConfig': {'gpuDriverVersion': 'LATEST'}}]},
             'networkConfig': {'acceleratorNetworkProfile': 'auto'}}})
-        ok(gcloud('container', 'clusters', 'get-credentials', 'rdma', '--zone=' + ZONE))
+        ok(gcloud('container', 'clusters', 'get-credentials', 'rdma', '--zone=' + RDMA_ZONE))
 
         def kubectl(*args, stdin=None):
             return subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=120, input=stdin, check=False)
@@ -444,4 +445,4 @@ def test_seed_001_rdma_pool_gets_dranet_and_its_pods_claim_rdma_devices(live, tm
                          '-b', '1K', '-e', '8G', 'nccl-host-1', 'nccl-host-2'))
         assert 'synthetic' in run.stdout and '# Avg bus bandwidth' in run.stdout
     finally:
-        ok(gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + ZONE, '--quiet'))
+        ok(gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + RDMA_ZONE, '--quiet'))

@@ -181,7 +181,8 @@ def test_playbooks_make_what_the_seed_commands_make(sandbox, gcloud):
             role_vars['gce_instances_reservation'] = 'res-%s' % family
         extra = dict(role_vars, gpudirect_zone=ZONE, gpudirect_network_prefix=FABRICS[family], gpudirect_provisioning_model=model,
                      gpudirect_ssh_source_ranges=[SSH_RANGE])
-        result = ansible_playbook(sandbox, playbook_file, extra, project=OUR_PROJECT)
+        # One VM per run (the seed makes them one by one): the NCCL stage, which needs two, is not part of the comparison.
+        result = ansible_playbook(sandbox, playbook_file, extra, project=OUR_PROJECT, args=('--skip-tags', 'nccl'))
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
     first = [cases()[0], ('a3-highgpu-8g', 'standard')]

@@ -50,7 +50,7 @@ CASES = [
     ('label-upper-case', {'gce_instances_labels': {'Team': 'ml'}}, "gce_instances_labels: 'Team: ml' is not a valid label"),
     ('disk-size-text', {'gce_instances_boot_disk_size_gb': 'big'}, "gce_instances_boot_disk_size_gb: 'big' is not a whole number"),
     ('disk-size-negative', {'gce_instances_boot_disk_size_gb': -10}, 'gce_instances_boot_disk_size_gb: -10 GB; a boot disk needs at least 10 GB'),
-    ('disk-type-unknown', {'gce_instances_boot_disk_type': 'pd-fast'}, "gce_instances_boot_disk_type: disk type 'pd-fast' does not exist in us-central1-a"),
+    ('disk-type-unknown', {'gce_instances_boot_disk_type': 'pd-fast'}, 'gce_instances_boot_disk_type: a3-highgpu-8g does not take pd-fast disks; use one of'),
     ('image-family-unknown', {'gce_instances_image_family': 'cos-999-lts'},
      "gce_instances_image_family: image family 'cos-999-lts' does not exist in project cos-cloud"),
     ('zone-unknown-letter', {'gpudirect_zone': 'us-central1-z'},

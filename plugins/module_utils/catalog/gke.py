@@ -56,6 +56,10 @@ GKE_REQUIREMENTS = (
 GKE_LIB_HOST_DIR = '/home/kubernetes/bin/nvidia/lib64'
 # seed 003: the installers store NCCL and the plugin there; GKE mounts it at /usr/local/nvidia/lib64.
 GKE_LIB_CONTAINER_DIR = '/usr/local/nvidia/lib64'
+GKE_SHARED_MEMORY = ('shared-memory', '/dev/shm', 'Memory')
+# Name, mount path and emptyDir medium of the Pods' /dev/shm: seed 001's test Pods (sizeLimit in
+# GKE_RDMA['shared_memory']) and the TCPXO test Pods seed 003 applies (nccl-test-latest.yaml) mount a
+# memory-backed emptyDir named so; NCCL's shared-memory transport needs more than the default 64 MiB.
 GKE_MANIFEST_BASE = 'https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master'
 
 

@@ -37,8 +37,8 @@ def gke_nccl_test(technology, namespace=None):
             'machine_type': render.nccl_machine_type(technology)}
 
 
-def gke_gpu_node_selector(technology, node_pool=None):
-    return render.gpu_node_selector(technology, node_pool or None)
+def gke_gpu_node_selector(technology, node_pool=None, machine_type=None):
+    return render.gpu_node_selector(technology, node_pool or None, machine_type or None)
 
 
 def gke_gpudirect_workload(obj, technology, nccl_env='required', daemon_image=None, shared_memory_limit=None):

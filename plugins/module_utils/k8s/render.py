@@ -74,9 +74,22 @@ def gke_family(technology):
     return families[0]
 
 
-def gpu_node_selector(technology, node_pool=None):
-    """The label selector of the GPU nodes the DaemonSets must run on (k8s_info ``label_selectors``)."""
-    selector = ['%s in (%s)' % (ACCELERATOR_LABEL, ','.join(gke_accelerators(technology)))]
+def gpu_node_selector(technology, node_pool=None, machine_type=None):
+    """The label selector of the GPU nodes the DaemonSets (TCPX / TCPXO) or the RDMA workloads must run
+    on (k8s_info ``label_selectors``): the technology's GKE accelerators (or ``machine_type``'s), the
+    pool, and for RDMA the DRANET node label seed 001 gives the pool."""
+    tech = check_technology(technology)
+    if machine_type:
+        family = FAMILIES.get(machine_type)
+        if family is None or family.technology != tech or not family.gke_accelerator:
+            raise RenderError('machine_type: %r is not a GKE machine type of GPUDirect-%s; choose one of: %s' % (
+                machine_type, tech, choices_text([f.machine_type for f in families_for_technology(tech) if f.gke_accelerator])))
+        accelerators = [family.gke_accelerator]
+    else:
+        accelerators = gke_accelerators(tech)
+    selector = ['%s in (%s)' % (ACCELERATOR_LABEL, ','.join(accelerators))]
+    if tech == RDMA:
+        selector.append('%s=%s' % GKE_RDMA['dranet_node_label'])
     if node_pool:
         selector.append('%s=%s' % (NODE_POOL_LABEL, node_pool))
     return selector

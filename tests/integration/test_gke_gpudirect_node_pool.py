@@ -190,3 +190,23 @@ def test_delete(sandbox, mega):
     assert mega(state='absent')['changed'] is True
     assert [p['name'] for p in sandbox.resources('container.nodePools')] == ['default-pool']
     assert mega(state='absent')['changed'] is False
+
+
+def test_the_pools_node_names_come_from_the_clusters_kubernetes_api(sandbox, mega):
+    """With clusters that come alive (tests/sandbox/kube/gke.py), the module reads the pool's Nodes from the
+    cluster's API stand-in (label cloud.google.com/gke-nodepool=gpu), verifying TLS against the cluster CA
+    the Container API returned, with its own bearer token (the stand-in refuses a request without one)."""
+    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
+    from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
+    sandbox.kube = GkeClusters(runtime=PodRuntime(enabled=False), ready_delay=0.1)
+    sandbox.kube.sync(sandbox.state)
+    token = {'auth_kind': 'accesstoken', 'access_token': 'sandbox-token'}
+    result = mega(read_nodes=True, nodes_timeout=60, **token)
+    assert result['changed'] is True, result
+    assert len(result['nodes']) == 2, result['nodes']
+    group = pool(sandbox, 'gpu')['instanceGroupUrls'][0].rsplit('/', 1)[-1]
+    assert all(name.startswith(group[:-len('-grp')]) for name in result['nodes']), (group, result['nodes'])
+    kube = sandbox.kube.cluster('projects/%s/locations/us-central1-a/clusters/mega' % PROJECT)
+    assert sorted(n['metadata']['name'] for n in kube.store.list('nodes', label_selector='cloud.google.com/gke-nodepool=gpu')) == result['nodes']
+    no_token = mega(read_nodes=True)
+    assert no_token.get('failed') and 'HTTP 401' in no_token['msg'], no_token

@@ -296,7 +296,7 @@ ARGUMENT_SPEC = {
 }
 
 
-def build_plan(params, current_cluster):
+def build_plan(params, current_cluster, cluster_planned=False):
     return gke_node_pool.build_node_pool_plan(
         params['cluster'], current_cluster, params['location'], params['name'], params['machine_type'],
         node_count=params['node_count'], autoscaling=params['autoscaling'], node_locations=params['node_locations'],
@@ -305,7 +305,8 @@ def build_plan(params, current_cluster):
         placement_policy=params['placement_policy'], compact_placement=params['compact_placement'],
         reservation_affinity=params['reservation_affinity'], reservation=params['reservation'],
         reservation_project=params['reservation_project'], reservation_block=params['reservation_block'],
-        provisioning=params['provisioning'], labels=params['labels'], autoupgrade=params['autoupgrade'])
+        provisioning=params['provisioning'], labels=params['labels'], autoupgrade=params['autoupgrade'],
+        cluster_planned=cluster_planned)
 
 
 class PoolRunner:
@@ -367,7 +368,10 @@ def main():
 
         cluster_path = common.cluster_path(params['location'], params['cluster'])
         current_cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
-        plan = build_plan(params, current_cluster)
+        if current_cluster is None and module.check_mode:
+            module.warn('cluster %s does not exist yet (check mode of a first run?): the pool is planned as for the cluster '
+                        'gke_gpudirect_cluster would create; its checks against the cluster run when it exists' % params['cluster'])
+        plan = build_plan(params, current_cluster, cluster_planned=module.check_mode)
         result['plan'] = plan.summary()
         result['additional_networks'] = plan.summary()['additional_networks']
         after = gke_node_pool.planned_view(plan, current)

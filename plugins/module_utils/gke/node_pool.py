@@ -111,15 +111,23 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
                          node_locations=None, accelerator_type=None, gpu_driver_version='LATEST', networking=None,
                          additional_networks=None, network_prefix=None, placement_policy=None, compact_placement=False,
                          reservation_affinity=None, reservation=None, reservation_project=None, reservation_block=None,
-                         provisioning='standard', labels=None, autoupgrade=False, image_type=gke_catalog.GKE_IMAGE_TYPE):
+                         provisioning='standard', labels=None, autoupgrade=False, image_type=gke_catalog.GKE_IMAGE_TYPE,
+                         cluster_planned=False):
     """Check every input (against the cluster as it is) and return the NodePoolPlan; raise PlanError
-    before anything is created."""
+    before anything is created.
+
+    ``cluster_planned``: the cluster does not exist yet but is planned in the same run (check mode of a
+    first run); the checks against the cluster are left to the real run."""
     family = gke_family(machine_type)
     rdma = family.technology == families.RDMA
     if not name:
         raise PlanError('name: give the node pool name')
-    if current_cluster is None:
+    if current_cluster is None and not cluster_planned:
         raise PlanError('cluster: %s does not exist in %s; create it first (gke_gpudirect_cluster)' % (cluster, location))
+    if current_cluster is None:
+        # What gke_gpudirect_cluster creates for this machine type: Standard, Dataplane V2, multi-networking.
+        current_cluster = {'networkConfig': {'datapathProvider': gke_catalog.GKE_DATAPATH_PROVIDER, 'enableMultiNetworking': True},
+                           'currentMasterVersion': 'latest'}
     if dig(current_cluster, 'autopilot.enabled'):
         raise PlanError('cluster: %s is an Autopilot cluster, which has no user node pools; seed 001 uses a ComputeClass there '
                         '(GPUDirect-TCPX/TCPXO are not supported on Autopilot at all)' % cluster)

@@ -96,7 +96,7 @@ def test_in_place_changes_use_the_apis_setters(sandbox, mega):
     assert mutating(sandbox, since) == []
     result = mega(node_count=3, labels={'team': 'ml'}, autoupgrade=True)
     assert result['changed'] is True, result
-    assert [m for m in mutating(sandbox, since)] == [
+    assert mutating(sandbox, since) == [
         ('POST', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu:setSize' % PROJECT),
         ('POST', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu:setManagement' % PROJECT),
         ('PUT', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu' % PROJECT)]

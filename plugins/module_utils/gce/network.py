@@ -302,8 +302,8 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
         if not zone.startswith(region + '-'):
             raise PlanError('zone: %s is not in region %s; the RoCE network\'s subnets must be in the region of its zone' % (zone, region))
         count = 1 + rdma_layout['rdma_subnet_count']
-        default_cidrs = [rdma_layout['gvnic_subnet_range']] + [rdma_layout['rdma_subnet_range'].format(m=n + 1)
-                                                                for n in range(rdma_layout['rdma_subnet_count'])]
+        default_cidrs = [rdma_layout['gvnic_subnet_range']]
+        default_cidrs += [rdma_layout['rdma_subnet_range'].format(m=n + 1) for n in range(rdma_layout['rdma_subnet_count'])]
         default_mtu, rules, default_source = rdma_layout['mtu'], rdma_layout['internal_rules'], rdma_layout['internal_source_range']
     else:
         count = family.data_nic_count

@@ -587,7 +587,6 @@ class ContainerClient(_ApiClient):
             raise error_from_operation(action, operation)
         return operation
 
-
     def run(self, method, path, action, body=None, timeout=1800.0, progress=None, poll=None, target=None):
         """One mutating call and its operation, awaited: the finished operation, or a GcpError.
 

@@ -87,4 +87,3 @@ class GkeClusters:
             for key in list(self._live):
                 self._stop(key)
         self.hub.stop_all()
-

@@ -131,6 +131,9 @@ def test_daemonsets_differ_from_the_vendor_only_in_image_and_node_selection(tech
             {'key': 'cloud.google.com/gke-nodepool', 'operator': 'In', 'values': ['pool-a']}]}]
         assert ours == theirs or ours['metadata']['name'].startswith('nccl-')
     # Difference 2 (on purpose): the installer image is the catalog's GKE version pair (equal to the vendor's today).
+    # The role finds the DaemonSets and their Pods by label k8s-app = the DaemonSet's name.
+    assert all(d['metadata']['labels']['k8s-app'] == d['metadata']['name'] == d['spec']['template']['metadata']['labels']['k8s-app']
+               for d in rendered)
     installer = rendered[0]['spec']['template']['spec']['initContainers'][-1]
     assert installer['image'].endswith({'TCPXO': ':v1.0.15', 'TCPX': ':v3.1.9'}[technology])
     assert installer['securityContext'] == {'privileged': True}

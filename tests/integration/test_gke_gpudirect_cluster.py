@@ -137,3 +137,19 @@ def test_delete_only_what_the_collection_created(sandbox, cluster):
     assert result['changed'] is True
     assert sandbox.resources('container.clusters') == []
     assert cluster(state='absent')['changed'] is False
+
+
+def test_a_regional_cluster(sandbox, cluster):
+    result = cluster(cluster='regional', location='us-central1', machine_type='a3-highgpu-8g')
+    assert result['changed'] is True, result
+    stored = sandbox.resources('container.clusters')[0]
+    assert stored['location'] == 'us-central1' and len(stored['locations']) == 3
+    assert cluster(cluster='regional', location='us-central1', machine_type='a3-highgpu-8g')['changed'] is False
+
+
+def test_an_autopilot_cluster_for_rdma_at_seed_001s_autopilot_floor(sandbox, cluster):
+    """Seed 001: Autopilot clusters take the automated RDMA installer from 1.36.2-gke.1368000; the sandbox offers no
+    such version, so the module refuses before any mutating request, naming the floor."""
+    result = cluster(cluster='auto', machine_type='a3-ultragpu-8g', cluster_mode='autopilot')
+    assert result.get('failed') and '1.36.2-gke.1368000' in result['msg'], result
+    assert mutating(sandbox) == []

@@ -15,6 +15,11 @@ machine type's bundled GPUs (type and count), a specific reservation or placemen
 not exist, and the node-pool fields of seeds 001 and 003 (gpuDirectConfig, acceleratorNetworkProfile,
 gpuDriverInstallationConfig, additionalPodNetworkConfigs).  Every error carries the
 ``google.rpc.RequestInfo`` detail (added in server.py).
+
+Updates: ``clusters.update`` (desiredEnableMultiNetworking, desiredMasterVersion), ``nodePools.setSize``,
+``setAutoscaling``, ``setManagement`` and ``update`` (labels, locations, etag); other update fields answer 501.
+GKE's one operation at a time per cluster: a node pool create/delete or an update while another operation
+on the cluster runs gets 400 FAILED_PRECONDITION "Operation ... is currently ...".
 """
 
 import base64

@@ -602,3 +602,19 @@ def update_cluster(call):
     effects = [] if call.fault else [{'action': 'update', 'collection': 'container.clusters', 'key': where.cluster_key, 'fields': fields}]
     return start_container_operation(call, where.project, where.location, operation_type,
                                      '%s/clusters/%s' % (_link_path(where.project, where.location), where.cluster), effects)
+
+
+@handles('compute.instanceGroupManagers.get')
+def get_node_pool_group(call):
+    """The managed instance group of a node pool in one zone (the ``instanceGroupUrls`` of the pool): GKE keeps a
+    pool's current size there (``targetSize``; NodePool.initialNodeCount stays the size at creation), which is
+    where clients read it back (Terraform's google_container_node_pool reads node_count from the groups).  The
+    sandbox keeps the size in ``initialNodeCount`` and serves the group from it; it has no other instance groups."""
+    project, zone, name = call.params.get('project'), call.params.get('zone'), call.params.get('instanceGroupManager')
+    path = 'projects/%s/zones/%s/instanceGroupManagers/%s' % (project, zone, name)
+    for _key, pool in call.store.items('container.nodePools', 'projects/%s/' % project):
+        if COMPUTE_LINK + path in pool.get('instanceGroupUrls', []):
+            return {'kind': 'compute#instanceGroupManager', 'name': name, 'zone': COMPUTE_LINK + 'projects/%s/zones/%s' % (project, zone),
+                    'baseInstanceName': name[:-len('-grp')] if name.endswith('-grp') else name,
+                    'targetSize': int(pool.get('initialNodeCount') or 0), 'selfLink': COMPUTE_LINK + path}
+    raise ApiError(404, 'notFound', "The resource '%s' was not found" % path)

@@ -239,8 +239,11 @@ def _comparable(field, value):
     return value
 
 
-def changes(plan, current):
+def changes(plan, current, current_size=None):
     """(calls, immutable) between the plan and an existing pool.
+
+    ``current_size``: nodes per zone now (the target size of the pool's instance groups); GKE leaves
+    ``initialNodeCount`` at the size the pool was created with, so it is the fallback only.
 
     ``calls``: [(method, body)] the API applies in place -- ``setSize``, ``setAutoscaling``,
     ``setManagement`` or ``update`` (labels, locations; with the pool's ``etag``). ``immutable``:
@@ -265,7 +268,8 @@ def changes(plan, current):
     if {k: wanted_scaling.get(k) for k in scaling_keys if wanted_scaling.get('enabled') or k == 'enabled'} != \
             {k: have_scaling.get(k) for k in scaling_keys if wanted_scaling.get('enabled') or k == 'enabled'}:
         calls.append(('setAutoscaling', {'autoscaling': wanted_scaling}))
-    if not wanted_scaling.get('enabled') and int(current.get('initialNodeCount') or 0) != plan.body['initialNodeCount']:
+    size = int(current.get('initialNodeCount') or 0) if current_size is None else current_size
+    if not wanted_scaling.get('enabled') and size != plan.body['initialNodeCount']:
         calls.append(('setSize', {'nodeCount': plan.body['initialNodeCount']}))
     wanted_management = plan.body['management']
     if {k: bool(dig(current, 'management.' + k)) for k in wanted_management} != wanted_management:

@@ -34,6 +34,7 @@ PROJECT = 'sandbox-project'
 REGION = 'us-central1'
 ZONE = 'us-central1-a'
 VERSION = '1.33.5-gke.1308000'
+RDMA_ZONE = 'us-central1-b'            # where the sandbox's catalog offers a3-ultragpu-8g
 RDMA_VERSION = '1.34.1-gke.1829001'   # resource.k8s.io/v1 (DeviceClass, ResourceClaimTemplate) from 1.34
 PREFIX = 'gpud'
 
@@ -104,7 +105,8 @@ class Live:
         self.sandbox, self.gcloud, self.tmp = sandbox, gcloud, tmp
 
     def kube(self, cluster='gpud'):
-        return self.sandbox.kube.cluster('projects/%s/locations/%s/clusters/%s' % (PROJECT, ZONE, cluster))
+        zone = RDMA_ZONE if cluster == 'rdma' else ZONE
+        return self.sandbox.kube.cluster('projects/%s/locations/%s/clusters/%s' % (PROJECT, zone, cluster))
 
     def wait_for(self, predicate, what, timeout=60):
         deadline = time.monotonic() + timeout
@@ -204,14 +206,17 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         assert 'synthetic' in log and 'demo-run-nccl-test-tcpxo-via-mpi.sh' in log   # the seed's /scripts/allgather.sh ran
         assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted, also on failure
 
-        # 3. The test again, with thresholds the synthetic table meets: PASS, report written.
+        # 3. The test again, with a threshold the synthetic table meets and the verdict not failing the play: the
+        #    report is written and the threshold check passes. The stand-in's footer "# Avg bus bandwidth : 0.01
+        #    (synthetic)" is not nccl-tests' shape, so the parser reports the run as cut short (GKE_NOTES.md, need 3).
         report = str(tmp_path / 'pass')
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=report,
+                                                                gke_gpudirect_nccl_fail_on_verdict=False,
                                                                 gke_gpudirect_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001}}))
         ok(run)
-        assert 'NCCL verdict: PASS' in run.stdout, run.stdout[-3000:]
         with open(os.path.join(report, 'report.json'), encoding='utf-8') as handle:
-            assert json.load(handle)['verdict']['passed'] is True
+            reasons = json.load(handle)['reasons']
+        assert not [r for r in reasons if 'GB/s <' in r] and [r for r in reasons if 'before its footer' in r], reasons
 
         # 4. Re-apply: nothing changes.
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo())
@@ -302,11 +307,11 @@ def test_workload_filter_output_is_accepted_by_the_server(live):
 
 def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
     api = SandboxClient(live.sandbox.url)
-    ok(live.gcloud('container', 'clusters', 'create', 'rdma', '--zone=' + ZONE, '--cluster-version=' + RDMA_VERSION,
+    ok(live.gcloud('container', 'clusters', 'create', 'rdma', '--zone=' + RDMA_ZONE, '--cluster-version=' + RDMA_VERSION,
                    '--enable-dataplane-v2', '--enable-ip-alias', '--num-nodes=1', '--no-enable-autoupgrade'))
     try:
         # SDK 528's gcloud has no --gpudirect-strategy (seed 001 needs SDK 550+): the pool through the API, with the fields those flags set.
-        api.must('POST', 'v1/projects/%s/locations/%s/clusters/rdma/nodePools' % (PROJECT, ZONE), {'nodePool': {
+        api.must('POST', 'v1/projects/%s/locations/%s/clusters/rdma/nodePools' % (PROJECT, RDMA_ZONE), {'nodePool': {
             'name': 'a3ultra', 'initialNodeCount': 2,
             'config': {'machineType': 'a3-ultragpu-8g', 'gpuDirectConfig': {'gpuDirectStrategy': 'RDMA'},
                        'labels': {'cloud.google.com/gke-networking-dra-driver': 'true'},
@@ -338,4 +343,4 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         ok(run)
         assert live.kube('rdma').store.get('resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default') is None
     finally:
-        ok(live.gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + ZONE, '--quiet'))
+        ok(live.gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + RDMA_ZONE, '--quiet'))

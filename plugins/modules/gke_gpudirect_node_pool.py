@@ -110,8 +110,8 @@ options:
     choices: [dranet, multi_network]
   network_prefix:
     description:
-      - Prefix of the per-NIC networks made by M(aiinfra.gpudirect.gce_gpudirect_network) with O(ignore:layout=gke) or
-        O(ignore:layout=gke_rdma); the additional networks are then C(PREFIX-net-N)/C(PREFIX-sub-N) (seed 003) or
+      - Prefix of the per-NIC networks made by M(aiinfra.gpudirect.gce_gpudirect_network) with O(aiinfra.gpudirect.gce_gpudirect_network#module:layout=gke) or
+        O(aiinfra.gpudirect.gce_gpudirect_network#module:layout=gke_rdma); the additional networks are then C(PREFIX-net-N)/C(PREFIX-sub-N) (seed 003) or
         C(PREFIX-gvnic-net)/C(PREFIX-gvnic-sub) and C(PREFIX-rdma-net)/C(PREFIX-rdma-sub-0..7) (seed 001).
     type: str
   additional_networks:

@@ -1,8 +1,11 @@
 """The pure parts of the GKE modules: version picking, the busy-cluster error, progress lines, capacity errors."""
 
+import pathlib
+import re
+
 import pytest
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families, gke
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, busy_operation
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
@@ -46,3 +49,40 @@ def test_capacity_errors_are_told_apart():
     quota = GcpError('create node pool', "QUOTA_EXCEEDED: Insufficient quota: Quota 'NVIDIA_H100_GPUS' exceeded.", reason='8')
     assert 'request more GPU quota' in common.capacity_message(quota, 'create node pool gpu')
     assert common.capacity_message(GcpError('create', 'Invalid name', status=400), 'x') is None
+
+
+# -- the catalog facts the GKE modules added, against the seed text ---------------------------------------------
+
+SEEDS = pathlib.Path(__file__).resolve().parents[3] / 'unit' / 'seeds'
+
+
+def seed(prefix):
+    (path,) = SEEDS.glob(prefix + '_*.txt')
+    return path.read_text(encoding='utf-8')
+
+
+def test_gke_module_facts_are_the_seeds():
+    seed_001, seed_003 = seed('001'), seed('003')
+    assert 'datapath_provider       = "%s"' % gke.GKE_DATAPATH_PROVIDER in seed_001
+    assert '--accelerator-network-profile=%s' % gke.GKE_ACCELERATOR_NETWORK_PROFILE in seed_001
+    assert 'gpudirect_strategy = "%s"' % gke.GKE_RDMA_STRATEGY in seed_001
+    assert '--scopes "%s"' % gke.GKE_NODE_SCOPES[0] in seed_003 and '--scopes "%s"' % gke.GKE_NODE_SCOPES[0] in seed_001
+    assert 'gpu-driver-version=%s' % gke.GKE_GPU_DRIVER_VERSIONS[0] in seed_003
+    assert gke.GKE_MACHINE_TYPES == ('a3-megagpu-8g', 'a3-highgpu-8g', 'a3-ultragpu-8g', 'a4-highgpu-8g')
+
+
+def test_seed_001_manual_networks_in_nic_order():
+    """seed 001 "高度な構成": one gVNIC network, then the RDMA network's sub-0..sub-7, in this order."""
+    text = seed('001')
+    flags = re.findall(r'--additional-node-network network=\$\{(\w+)_NETWORK_PREFIX\}(-net),subnetwork=\$\{\w+_NETWORK_PREFIX\}(-sub(?:-\d)?)', text)
+    ours = gke.gke_additional_networks('a3-ultragpu-8g', 'P')
+    assert len(flags) == len(ours) == 9
+    for (kind, net, sub), (network, subnetwork) in zip(flags, ours):
+        assert network == 'P-%s%s' % (kind.lower(), net) and subnetwork == 'P-%s%s' % (kind.lower(), sub)
+
+
+def test_seed_003_networks_in_nic_order():
+    text = seed('003')
+    flags = re.findall(r'--additional-node-network network=PREFIX-net-(\d),subnetwork=PREFIX-sub-(\d)', text)
+    assert [(int(n), int(s)) for n, s in flags] == [(n, n) for n in range(1, 9)]
+    assert gke.gke_additional_networks('a3-megagpu-8g', 'PREFIX') == [('PREFIX-net-%d' % n, 'PREFIX-sub-%d' % n) for n in range(1, 9)]

@@ -130,8 +130,10 @@ def k8s_verdict(objects, expect=None):
     verdicts = []
     for obj in items:
         verdict = KINDS.get(obj.get('kind'), _exists)(obj, expect)
-        verdicts.append(verdict if verdict == 'ready' else '%s: %s %s' % (verdict.split(':', 1)[0], _label(obj),
-                                                                             verdict.split(':', 1)[1].strip()))
+        if verdict != 'ready':
+            state, why = verdict.split(':', 1)
+            verdict = '%s: %s %s' % (state, _label(obj), why.strip())
+        verdicts.append(verdict)
     for state in ('failed', 'pending'):
         for verdict in verdicts:
             if verdict.startswith(state):

@@ -99,7 +99,9 @@ def test_networks_equal_the_seeds_objects(technology, count):
     seed = next(s for s in seeds if len(s) == 2 * count)
     prefix = seed[-1]['spec']['vpc'].rsplit('-net-', 1)[0]
     rendered = render.gke_network_objects(technology, prefix)
-    key = lambda o: (o['kind'], o['metadata']['name'])  # noqa: E731
+
+    def key(obj):
+        return obj['kind'], obj['metadata']['name']
     assert sorted(rendered, key=key) == sorted(seed, key=key)
     assert len(rendered) == 2 * count
 
@@ -151,8 +153,8 @@ def test_claim_template_equals_seed_001():
 
 
 def test_nccl_test_exec_is_the_seeds_command():
-    assert render.nccl_test_exec('TCPXO') == {'pod': 'nccl-test-host-1', 'container': 'nccl-test',
-                                               'command': '/scripts/allgather.sh nccl-host-1 nccl-host-2'}
+    assert render.nccl_test_exec('TCPXO') == {
+        'pod': 'nccl-test-host-1', 'container': 'nccl-test', 'command': '/scripts/allgather.sh nccl-host-1 nccl-host-2'}
     assert render.nccl_test_exec('TCPX')['command'] == '/configs/allgather.sh nccl-host-1 nccl-host-2'
     assert render.nccl_test_exec('RDMA')['command'] == ('/usr/local/gib/scripts/run_nccl_tests.sh -t all_gather -b 1K -e 8G '
                                                         'nccl-host-1 nccl-host-2')

@@ -420,7 +420,9 @@ def main():
                 cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
                 expected = None
                 if not current.get('autoscaling', {}).get('enabled'):
-                    expected = int(current.get('initialNodeCount') or 0) * len(current.get('locations') or [1])
+                    size = runner.current_size(current)
+                    size = int(current.get('initialNodeCount') or 0) if size is None else size
+                    expected = size * len(current.get('locations') or [1])
                 result['nodes'] = common.read_node_names(container.transport, cluster['endpoint'],
                                                          (cluster.get('masterAuth') or {}).get('clusterCaCertificate'),
                                                          params['name'], expected=expected, timeout=params['nodes_timeout'])

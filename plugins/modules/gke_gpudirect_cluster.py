@@ -139,7 +139,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 cluster:
-  description: The cluster as the Container API returns it after the run (before, in check mode; absent when it does not exist).
+  description:
+    - The cluster as the Container API returns it after the run (before, in check mode; absent when it does not exist).
+    - With O(state=absent), the cluster as it was found, before it is deleted.
   returned: when the cluster exists
   type: dict
 endpoint:
@@ -246,6 +248,7 @@ def main():
         current = container.get(path, action='read cluster %s' % name)
         before = gke_cluster.view(current)
         if params['state'] == 'absent':
+            result.update(results(current))   # as found: a teardown reads the kubeconfig here (check mode) first
             if current is not None and not is_managed(current) and not params['delete_adopted']:
                 module.warn('cluster %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set delete_adopted: '
                             'true to delete it' % ((name,) + gke_catalog.GKE_MANAGED_LABEL))

@@ -210,3 +210,16 @@ def test_the_pools_node_names_come_from_the_clusters_kubernetes_api(sandbox, meg
     assert sorted(n['metadata']['name'] for n in kube.store.list('nodes', label_selector='cloud.google.com/gke-nodepool=gpu')) == result['nodes']
     no_token = mega(read_nodes=True)
     assert no_token.get('failed') and 'HTTP 401' in no_token['msg'], no_token
+
+
+def test_compact_placement_and_flex_start(sandbox, mega):
+    result = mega(name='flex', compact_placement=True, provisioning='flex_start', node_count=0,
+                  autoscaling={'min_node_count': 0, 'max_node_count': 2})
+    assert result['changed'] is True, result
+    stored = pool(sandbox, 'flex')
+    assert stored['placementPolicy'] == {'type': 'COMPACT'}
+    assert stored['config']['flexStart'] is True
+    assert stored['config']['reservationAffinity'] == {'consumeReservationType': 'NO_RESERVATION'}
+    assert stored['autoscaling'] == {'enabled': True, 'minNodeCount': 0, 'maxNodeCount': 2}
+    assert mega(name='flex', compact_placement=True, provisioning='flex_start', node_count=0,
+                autoscaling={'min_node_count': 0, 'max_node_count': 2})['changed'] is False

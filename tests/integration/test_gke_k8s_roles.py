@@ -35,7 +35,7 @@ REGION = 'us-central1'
 ZONE = 'us-central1-a'
 VERSION = '1.33.5-gke.1308000'
 RDMA_ZONE = 'us-central1-b'            # where the sandbox's catalog offers a3-ultragpu-8g
-RDMA_VERSION = '1.34.1-gke.1829001'   # resource.k8s.io/v1 (DeviceClass, ResourceClaimTemplate) from 1.34
+RDMA_VERSION = '1.34.8-gke.1278000'   # seed 001's floor for gpuDirectStrategy RDMA (resource.k8s.io/v1 from 1.34)
 PREFIX = 'gpud'
 
 
@@ -212,7 +212,7 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         report = str(tmp_path / 'pass')
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=report,
                                                                 gke_gpudirect_nccl_fail_on_verdict=False,
-                                                                gke_gpudirect_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001}}))
+                                                                gke_gpudirect_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}))
         ok(run)
         with open(os.path.join(report, 'report.json'), encoding='utf-8') as handle:
             reasons = json.load(handle)['reasons']
@@ -245,9 +245,7 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         # 7. A stale Ready: another prefix changes every GKENetworkParamSet's spec (generation 2); GKE's controller
         #    (simulated) still reports Ready for generation 1, which must not pass.
         live.controller.stale = True
-        api = SandboxClient(live.sandbox.url)
-        for number in range(1, 9):
-            api.create_vpc(PROJECT, 'other-net-%d' % number, 'other-sub-%d' % number, REGION, '192.169.%d.0/24' % number)
+        # (No VPCs are made for it: neither the role nor the stand-in reads them, and the sandbox's NETWORKS quota is 15.)
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_network_prefix='other', gke_gpudirect_plugin_image=image,
                                                                 gke_gpudirect_wait_retries=3))
         assert run.returncode != 0 and counts['failed'] == 1
@@ -331,7 +329,7 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         # report is written and the threshold check passes (the stand-in's footer shape: GKE_NOTES.md, need 3).
         run, counts = live.play('rdma', 'gke_rdma', dict(
             variables, gke_rdma_report_dir=str(tmp_path / 'pass'), gke_rdma_nccl_require_network_evidence=False,
-            gke_rdma_nccl_fail_on_verdict=False, gke_rdma_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001}}))
+            gke_rdma_nccl_fail_on_verdict=False, gke_rdma_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}))
         ok(run)
         with open(str(tmp_path / 'pass' / 'report.json'), encoding='utf-8') as handle:
             reasons = json.load(handle)['reasons']

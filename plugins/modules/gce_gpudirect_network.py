@@ -21,6 +21,12 @@ description:
   - Every input is checked before the first API call that changes anything; independent resources are created concurrently.
   - A GPUDirect network whose new VPC networks do not fit in the project's C(NETWORKS) quota is refused before any is created
     (a warning in check mode), instead of failing halfway at the network that passes the limit.
+  - With O(layout=gke) it makes the per-NIC networks of a GKE A3 Mega or A3 High node pool instead, as seed 003 builds them;
+    one VPC per secondary NIC, C(PREFIX-net-N) with subnet C(PREFIX-sub-N) and rule C(PREFIX-internal-N), and no management
+    network (the cluster's own network is the nodes' eth0).
+  - With O(layout=gke_rdma) it makes the networks of seed 001's manual multi-network variant for A3 Ultra and A4 node pools;
+    a gVNIC VPC C(PREFIX-gvnic-net) with subnet C(PREFIX-gvnic-sub) and rule C(PREFIX-gvnic-internal), and a RoCE VPC
+    C(PREFIX-rdma-net) with the RDMA network profile C(ZONE-vpc-roce), MTU 8896 and the 8 subnets C(PREFIX-rdma-sub-0..7).
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:
@@ -41,9 +47,22 @@ options:
   machine_type:
     description:
       - The machine type of the cluster's VMs; it decides the number of data networks and the default MTU.
+      - O(layout=gce) takes a3-megagpu-8g, a3-highgpu-8g and a3-edgegpu-8g; O(layout=gke) a3-megagpu-8g and a3-highgpu-8g;
+        O(layout=gke_rdma) a3-ultragpu-8g and a4-highgpu-8g.
     type: str
     required: true
-    choices: [a3-megagpu-8g, a3-highgpu-8g, a3-edgegpu-8g]
+    choices: [a3-megagpu-8g, a3-highgpu-8g, a3-edgegpu-8g, a3-ultragpu-8g, a4-highgpu-8g]
+  layout:
+    description:
+      - V(gce) is the Compute Engine layout (management VPC + data VPCs); V(gke) and V(gke_rdma) are the GKE node pool
+        layouts described above. The management, SSH and ICMP options apply to V(gce) only.
+    type: str
+    choices: [gce, gke, gke_rdma]
+    default: gce
+  zone:
+    description:
+      - The zone of the node pool, with O(layout=gke_rdma); the RoCE network is bound to it (network profile C(ZONE-vpc-roce)).
+    type: str
   region:
     description:
       - Region of the subnets; the VMs' zone must be in it.
@@ -68,6 +87,8 @@ options:
   data_cidrs:
     description:
       - Ranges of the data subnets, one per data NIC in NIC order; C(192.168.N.0/24) for data network N when unset.
+      - With O(layout=gke_rdma), 9 ranges; the gVNIC subnet's, then C(rdma-sub-0..7)'s (C(192.168.0.0/24), then
+        C(192.168.(N+1).0/24) when unset; seed 001 gives no ranges).
       - Ranges must be private IPv4 and must not overlap one another or O(management_cidr).
     type: list
     elements: str
@@ -80,7 +101,7 @@ options:
   ssh_source_ranges:
     description:
       - Sources allowed to reach TCP port 22 on the management network (the manual's SSH_SOURCE_IP_RANGE).
-      - There is no default; required with O(state=present). Give V([]) to make no SSH rule.
+      - There is no default; required with O(state=present) and O(layout=gce). Give V([]) to make no SSH rule.
       - V(0.0.0.0/0) is refused unless O(ssh_from_anywhere=true).
     type: list
     elements: str
@@ -123,6 +144,21 @@ EXAMPLES = r"""
     network_prefix: mega
     management_cidr: 10.10.0.0/24
     data_cidrs: [10.10.1.0/24, 10.10.2.0/24, 10.10.3.0/24, 10.10.4.0/24, 10.10.5.0/24, 10.10.6.0/24, 10.10.7.0/24, 10.10.8.0/24]
+
+- name: Seed 003's 8 per-NIC networks of a GKE A3 Mega node pool (mega-net-1..8)
+  aiinfra.gpudirect.gce_gpudirect_network:
+    region: us-central1
+    machine_type: a3-megagpu-8g
+    layout: gke
+    network_prefix: mega
+
+- name: Seed 001's manual RDMA networks of a GKE A3 Ultra node pool in us-central1-b
+  aiinfra.gpudirect.gce_gpudirect_network:
+    region: us-central1
+    zone: us-central1-b
+    machine_type: a3-ultragpu-8g
+    layout: gke_rdma
+    network_prefix: ultra
 
 - name: Remove the GPUDirect network once its VMs are gone (no SSH ranges needed to delete)
   aiinfra.gpudirect.gce_gpudirect_network:
@@ -174,6 +210,10 @@ networks:
     cidr:
       description: Range of the subnet.
       type: str
+    subnets:
+      description: Every subnet of the network (one, or 8 on the RoCE network of O(layout=gke_rdma)), with C(name), C(cidr), C(self_link).
+      type: list
+      elements: dict
     firewalls:
       description: Names of the firewall rules on the network.
       type: list
@@ -257,7 +297,7 @@ class FabricRunner:
 
     def ensure_chain(self, chain):
         self.ensure(chain.network)
-        raise_first(gcp_client.map_concurrently(self.ensure, [chain.subnet] + chain.firewalls))
+        raise_first(gcp_client.map_concurrently(self.ensure, chain.subnets + chain.firewalls))
 
     def apply(self):
         # Every chain at once: the critical path is then one network and one subnet or rule operation.
@@ -268,6 +308,8 @@ class FabricRunner:
             'role': chain.role, 'index': chain.index, 'name': chain.network.name, 'self_link': self.links.get(chain.network.name),
             'subnet': chain.subnet.name, 'subnet_self_link': self.links.get(chain.subnet.name),
             'cidr': chain.subnet.body['ipCidrRange'], 'firewalls': [firewall.name for firewall in chain.firewalls],
+            'subnets': [{'name': subnet.name, 'cidr': subnet.body['ipCidrRange'], 'self_link': self.links.get(subnet.name)}
+                        for subnet in chain.subnets],
         } for chain in self.plan.chains]
 
 
@@ -336,7 +378,15 @@ def main():
         plan = gce_network.plan_from_params(params, module.compute.project)
     except gce_network.PlanError as exc:
         module.fail_json(msg=str(exc))
-    result = {'plan': plan.summary()}
+    summary = plan.summary()
+    if params['layout'] != 'gce':
+        summary['layout'] = params['layout']
+    converge(module, params, plan, summary)
+
+
+def converge(module, params, plan, summary):
+    """Create, correct or delete what the plan names, and exit."""
+    result = {'plan': summary}
     try:
         current = read_current(module.compute, plan)
         before = {name: gce_network.view(resource) for (_kind, name), resource in sorted(current.items())}

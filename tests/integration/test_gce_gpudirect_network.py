@@ -165,7 +165,12 @@ def test_a3_mega_fabric_under_faults_converges_without_duplicates(sandbox, fabri
     ({'ssh_source_ranges': ['office']}, "ssh_source_ranges: 'office' is not a CIDR range"),
     ({'internal_source_ranges': ['0.0.0.0/0']}, 'internal_source_ranges: 0.0.0.0/0 together cover the whole internet'),
     ({'ssh_source_ranges': None}, 'ssh_source_ranges: give the ranges allowed to reach SSH on the management network'),
-    ({'machine_type': 'a3-ultragpu-8g'}, 'value of machine_type must be one of'),
+    ({'machine_type': 'a3-ultragpu-8g'}, 'machine_type: a3-ultragpu-8g runs GPUDirect RDMA on GKE only'),
+    ({'machine_type': 'a3-ultragpu-8g', 'layout': 'gke'}, 'layout: a3-ultragpu-8g uses GPUDirect-RDMA; use layout gke_rdma'),
+    ({'layout': 'gke_rdma', 'machine_type': 'a4-highgpu-8g'}, 'zone: layout gke_rdma binds the RoCE network to a zone'),
+    ({'layout': 'gke_rdma', 'machine_type': 'a4-highgpu-8g', 'zone': 'us-central1-b', 'data_cidrs': ['192.168.1.0/24'] * 8},
+     'data_cidrs: 8 ranges given, but this layout has 9 subnets'),
+    ({'layout': 'gke', 'machine_type': 'a3-edgegpu-8g'}, 'machine_type: a3-edgegpu-8g has no GKE manual'),
 ])
 def test_bad_input_is_refused_before_any_request(sandbox, fabric, overrides, message):
     result = fabric(**overrides)

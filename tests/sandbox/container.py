@@ -15,6 +15,11 @@ machine type's bundled GPUs (type and count), a specific reservation or placemen
 not exist, and the node-pool fields of seeds 001 and 003 (gpuDirectConfig, acceleratorNetworkProfile,
 gpuDriverInstallationConfig, additionalPodNetworkConfigs).  Every error carries the
 ``google.rpc.RequestInfo`` detail (added in server.py).
+
+Updates: ``clusters.update`` (desiredEnableMultiNetworking, desiredMasterVersion), ``nodePools.setSize``,
+``setAutoscaling``, ``setManagement`` and ``update`` (labels, locations, etag); other update fields answer 501.
+GKE's one operation at a time per cluster: a node pool create/delete or an update while another operation
+on the cluster runs gets 400 FAILED_PRECONDITION "Operation ... is currently ...".
 """
 
 import base64
@@ -426,6 +431,7 @@ def create_node_pool(call):
     cluster = _require(call, 'container.clusters', where.cluster_key)
     body = call.body.get('nodePool') or {}
     key = where.node_pool_key(body.get('name'))
+    check_idle(call, where)
     if call.store.get('container.nodePools', key) is not None:
         raise already_exists(key)
     pool = _node_pool(call, where, cluster, body, cluster['currentNodeVersion'])
@@ -455,6 +461,7 @@ def list_node_pools(call):
 def delete_node_pool(call):
     where = Where(call)
     pool = _require(call, 'container.nodePools', where.node_pool_key())
+    check_idle(call, where)
     pool['status'] = 'STOPPING'
     effects = [{'action': 'delete', 'collection': 'container.nodePools', 'key': where.node_pool_key()}]
     return start_container_operation(call, where.project, where.location, 'DELETE_NODE_POOL',
@@ -487,3 +494,129 @@ def get_server_config(call):
         'channels': [{'channel': channel, 'defaultVersion': versions[0], 'validVersions': list(versions)}
                      for channel, versions in catalog.GKE_CHANNELS.items()],
     }
+
+
+# ------------------------------------------------------------------------- updates of clusters and node pools
+# Added by the GKE modules' work (issue 11/12): clusters.update and the node pool setters, and GKE's
+# one-operation-at-a-time rule, which those modules must handle.
+
+_VERBS = {'CREATE_NODE_POOL': 'creating node pool', 'DELETE_NODE_POOL': 'deleting node pool', 'UPDATE_CLUSTER': 'updating cluster',
+          'UPGRADE_MASTER': 'upgrading cluster', 'SET_NODE_POOL_SIZE': 'resizing node pool', 'SET_NODE_POOL_MANAGEMENT': 'updating node pool',
+          'UPDATE_NODE_POOL': 'updating node pool', 'CREATE_CLUSTER': 'creating cluster', 'DELETE_CLUSTER': 'deleting cluster'}
+
+
+def check_idle(call, where):
+    """GKE runs one operation at a time per cluster: another mutating call meanwhile gets 400 FAILED_PRECONDITION
+    "Operation operation-... is currently creating node pool NAME. Please wait and try again once it is done."
+    (the error quoted in hashicorp/terraform-provider-google#10366).  Wording: GKE's, as quoted there."""
+    target = '/clusters/%s' % where.cluster
+    for _key, operation in call.store.items('container.operations', where.parent + '/operations/'):
+        link = operation.get('targetLink') or ''
+        if operation.get('status') != 'DONE' and (link.endswith(target) or (target + '/') in link):
+            what = link.rsplit('/', 1)[-1]
+            raise ApiError(400, 'failedPrecondition', 'Operation %s is currently %s %s. Please wait and try again once it is done.'
+                           % (operation['name'], _VERBS.get(operation.get('operationType'), 'operating on'), what),
+                           status='FAILED_PRECONDITION')
+
+
+def _pool_operation(call, where, operation_type, fields):
+    check_idle(call, where)
+    _require(call, 'container.clusters', where.cluster_key)
+    pool = _require(call, 'container.nodePools', where.node_pool_key())
+    effects = [] if call.fault else [{'action': 'update', 'collection': 'container.nodePools', 'key': where.node_pool_key(), 'fields': fields}]
+    return start_container_operation(call, where.project, where.location, operation_type,
+                                     '%s/clusters/%s/nodePools/%s' % (_link_path(where.project, where.location), where.cluster, pool['name']), effects)
+
+
+@handles('container.projects.locations.clusters.nodePools.setSize', 'container.projects.zones.clusters.nodePools.setSize')
+def set_node_pool_size(call):
+    """nodePools.setSize: ``nodeCount`` becomes the pool's size when the operation is DONE (kept in
+    ``initialNodeCount``, as the sandbox keeps a pool's size; the value is not checked beyond the schema)."""
+    return _pool_operation(call, Where(call), 'SET_NODE_POOL_SIZE', {'initialNodeCount': int((call.body or {}).get('nodeCount') or 0)})
+
+
+@handles('container.projects.locations.clusters.nodePools.setAutoscaling', 'container.projects.zones.clusters.nodePools.setAutoscaling')
+def set_node_pool_autoscaling(call):
+    """nodePools.setAutoscaling: the pool's ``autoscaling`` becomes the body's (SetNodePoolAutoscalingRequest)."""
+    autoscaling = dict((call.body or {}).get('autoscaling') or {})
+    if autoscaling.get('enabled') and int(autoscaling.get('maxNodeCount') or 0) < int(autoscaling.get('minNodeCount') or 0):
+        # NodePoolAutoscaling.maxNodeCount: "Has to be >= min_node_count." (container.v1 discovery document).  Wording: the sandbox's.
+        raise bad_request('autoscaling: maxNodeCount must be greater than or equal to minNodeCount.')
+    return _pool_operation(call, Where(call), 'SET_NODE_POOL_MANAGEMENT', {'autoscaling': autoscaling})
+
+
+@handles('container.projects.locations.clusters.nodePools.setManagement', 'container.projects.zones.clusters.nodePools.setManagement')
+def set_node_pool_management(call):
+    """nodePools.setManagement: the pool's ``management`` (autoUpgrade, autoRepair) becomes the body's."""
+    return _pool_operation(call, Where(call), 'SET_NODE_POOL_MANAGEMENT', {'management': dict((call.body or {}).get('management') or {})})
+
+
+@handles('container.projects.locations.clusters.nodePools.update', 'container.projects.zones.clusters.nodePools.update')
+def update_node_pool(call):
+    """nodePools.update (UpdateNodePoolRequest): the sandbox applies ``labels`` (NodeLabels: the pool's
+    Kubernetes labels, replaced as a whole) and ``locations``; an ``etag`` that is not the pool's is refused
+    (UpdateNodePoolRequest.etag: "The current etag of the node pool. If an etag is provided and does not match
+    the current etag of the node pool, update will be blocked and an ABORTED error will be returned.").
+    Other fields are not simulated: 501.  Wording of the refusals: the sandbox's."""
+    where = Where(call)
+    body = dict(call.body or {})
+    pool = _require(call, 'container.nodePools', where.node_pool_key())
+    if body.get('etag') and body['etag'] != pool.get('etag'):
+        raise ApiError(409, 'aborted', 'Etag "%s" does not match the current etag of node pool "%s".' % (body['etag'], pool['name']), status='ABORTED')
+    ignored = {'etag', 'name', 'projectId', 'zone', 'clusterId', 'nodePoolId', 'nodeVersion', 'imageType'}
+    unsupported = sorted(set(body) - ignored - {'labels', 'locations'})
+    if unsupported:
+        raise ApiError(501, 'notImplemented', 'The sandbox does not simulate nodePools.update of %s.' % ', '.join(unsupported))
+    config = dict(pool.get('config') or {})
+    fields = {'etag': '%08x' % zlib.crc32((pool['etag'] + repr(sorted(body.items()))).encode())}
+    if 'labels' in body:
+        config['labels'] = dict((body['labels'] or {}).get('labels') or {})
+        fields['config'] = config
+    if 'locations' in body:
+        fields['locations'] = list(body['locations'])
+    return _pool_operation(call, where, 'UPDATE_NODE_POOL', fields)
+
+
+@handles('container.projects.locations.clusters.update', 'container.projects.zones.clusters.update')
+def update_cluster(call):
+    """clusters.update (UpdateClusterRequest with one ClusterUpdate field).  The sandbox applies
+    ``desiredEnableMultiNetworking`` (refused without Dataplane V2, as at creation) and ``desiredMasterVersion``
+    (a version getServerConfig offers, not older than the current one: GKE does not downgrade a control plane
+    by this call); other fields: 501.  Wording of the refusals: the sandbox's."""
+    where = Where(call)
+    check_idle(call, where)
+    cluster = _require(call, 'container.clusters', where.cluster_key)
+    update = dict((call.body or {}).get('update') or {})
+    fields = {}
+    if 'desiredEnableMultiNetworking' in update:
+        if update['desiredEnableMultiNetworking'] and cluster['networkConfig'].get('datapathProvider') != 'ADVANCED_DATAPATH':
+            raise bad_request('Multi-networking requires GKE Dataplane V2 (datapathProvider ADVANCED_DATAPATH).')
+        fields['networkConfig'] = dict(cluster['networkConfig'], enableMultiNetworking=bool(update.pop('desiredEnableMultiNetworking')))
+    operation_type = 'UPDATE_CLUSTER'
+    if 'desiredMasterVersion' in update:
+        version = _resolve_version(update.pop('desiredMasterVersion'))
+        if catalog.gke_version_key(version) < catalog.gke_version_key(cluster['currentMasterVersion']):
+            raise bad_request('Master version "%s" is older than the current version "%s".' % (version, cluster['currentMasterVersion']))
+        fields['currentMasterVersion'] = version
+        operation_type = 'UPGRADE_MASTER'
+    if update or not fields:
+        raise ApiError(501, 'notImplemented', 'The sandbox does not simulate clusters.update of %s.' % (', '.join(sorted(update)) or 'an empty update'))
+    effects = [] if call.fault else [{'action': 'update', 'collection': 'container.clusters', 'key': where.cluster_key, 'fields': fields}]
+    return start_container_operation(call, where.project, where.location, operation_type,
+                                     '%s/clusters/%s' % (_link_path(where.project, where.location), where.cluster), effects)
+
+
+@handles('compute.instanceGroupManagers.get')
+def get_node_pool_group(call):
+    """The managed instance group of a node pool in one zone (the ``instanceGroupUrls`` of the pool): GKE keeps a
+    pool's current size there (``targetSize``; NodePool.initialNodeCount stays the size at creation), which is
+    where clients read it back (Terraform's google_container_node_pool reads node_count from the groups).  The
+    sandbox keeps the size in ``initialNodeCount`` and serves the group from it; it has no other instance groups."""
+    project, zone, name = call.params.get('project'), call.params.get('zone'), call.params.get('instanceGroupManager')
+    path = 'projects/%s/zones/%s/instanceGroupManagers/%s' % (project, zone, name)
+    for _key, pool in call.store.items('container.nodePools', 'projects/%s/' % project):
+        if COMPUTE_LINK + path in pool.get('instanceGroupUrls', []):
+            return {'kind': 'compute#instanceGroupManager', 'name': name, 'zone': COMPUTE_LINK + 'projects/%s/zones/%s' % (project, zone),
+                    'baseInstanceName': name[:-len('-grp')] if name.endswith('-grp') else name,
+                    'targetSize': int(pool.get('initialNodeCount') or 0), 'selfLink': COMPUTE_LINK + path}
+    raise ApiError(404, 'notFound', "The resource '%s' was not found" % path)

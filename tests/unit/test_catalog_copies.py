@@ -16,7 +16,7 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute, families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute, families, gke
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -41,17 +41,37 @@ def argument_spec(module_name):
 
 # -- the Compute Engine machine types ----------------------------------------------------------
 
-@pytest.mark.parametrize('path, option', [
-    ('plugins/modules/gce_gpudirect_network.py', 'machine_type'),
-    ('plugins/modules/gce_gpudirect_instance.py', 'machine_type'),
+@pytest.mark.parametrize('path, option, machine_types', [
+    ('plugins/modules/gce_gpudirect_network.py', 'machine_type', families.FAMILIES),
+    ('plugins/modules/gce_gpudirect_instance.py', 'machine_type', families.GCE_MACHINE_TYPES),
+    ('plugins/modules/gke_gpudirect_cluster.py', 'machine_type', gke.GKE_MACHINE_TYPES),
+    ('plugins/modules/gke_gpudirect_node_pool.py', 'machine_type', gke.GKE_MACHINE_TYPES),
 ])
-def test_module_docs_list_the_catalogs_machine_types(path, option):
-    assert module_doc(path)['options'][option]['choices'] == list(families.GCE_MACHINE_TYPES)
+def test_module_docs_list_the_catalogs_machine_types(path, option, machine_types):
+    # gce_gpudirect_network takes every family: its gce layout the Compute Engine ones, its gke layouts the GKE ones.
+    assert module_doc(path)['options'][option]['choices'] == list(machine_types)
 
 
-@pytest.mark.parametrize('module_name', ['gce_gpudirect_network', 'gce_gpudirect_instance'])
-def test_argument_specs_take_the_machine_types_from_the_catalog(module_name):
-    assert argument_spec(module_name)['machine_type']['choices'] == list(families.GCE_MACHINE_TYPES)
+@pytest.mark.parametrize('module_name, machine_types', [
+    ('gce_gpudirect_network', families.FAMILIES), ('gce_gpudirect_instance', families.GCE_MACHINE_TYPES),
+    ('gke_gpudirect_cluster', gke.GKE_MACHINE_TYPES), ('gke_gpudirect_node_pool', gke.GKE_MACHINE_TYPES),
+])
+def test_argument_specs_take_the_machine_types_from_the_catalog(module_name, machine_types):
+    assert argument_spec(module_name)['machine_type']['choices'] == list(machine_types)
+
+
+@pytest.mark.parametrize('module_name, option, values', [
+    ('gke_gpudirect_node_pool', 'gpu_driver_version', gke.GKE_GPU_DRIVER_VERSIONS),
+])
+def test_gke_choices_are_the_catalogs(module_name, option, values):
+    path = 'plugins/modules/%s.py' % module_name
+    assert module_doc(path)['options'][option]['choices'] == list(values)
+    assert argument_spec(module_name)[option]['choices'] == list(values)
+
+
+def test_gke_defaults_are_the_catalogs():
+    assert module_doc('plugins/modules/gke_gpudirect_cluster.py')['options']['default_pool_node_count']['default'] == \
+        gke.GKE_DEFAULT_POOL_NODE_COUNT
 
 
 @pytest.mark.parametrize('role, option', [
@@ -106,7 +126,7 @@ def test_machine_type_lists_appear_only_in_the_checked_specs():
     listing = re.compile(r'\[\s*' + r',\s*'.join(re.escape(name) for name in families.GCE_MACHINE_TYPES) + r'\s*\]')
     found = {str(path.relative_to(ROOT)) for top in CODE for path in (ROOT / top).rglob('*.*')
              if '__pycache__' not in path.parts and listing.search(path.read_text(encoding='utf-8', errors='replace'))}
-    assert found == {'plugins/modules/gce_gpudirect_network.py', 'plugins/modules/gce_gpudirect_instance.py',
+    assert found == {'plugins/modules/gce_gpudirect_instance.py',
                      'roles/gce_network/meta/argument_specs.yml', 'roles/gce_instances/meta/argument_specs.yml',
                      'roles/cos_host_prep/meta/argument_specs.yml'}
 

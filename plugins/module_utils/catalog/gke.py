@@ -4,7 +4,7 @@ from __future__ import annotations
 
 # GKE facts for GPUDirect node pools: TCPXO / TCPX (seed 003) and RDMA (seed 001): networks,
 # cluster and node-pool flags, DaemonSets, pod annotations, NCCL environments, version floors.
-# Nothing in the collection uses these yet (the GKE modules are planned); they are checked against
+# The GKE modules (gke_gpudirect_cluster, gke_gpudirect_node_pool) use them; they are checked against
 # the seeds by tests/unit/plugins/module_utils/catalog/test_gke.py.
 #
 
@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Optional, Tuple
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families import (
-    FAMILIES, RDMA, TCPX, TCPXO, check_technology, choices_text, families_for_technology,
+    FAMILIES, GKE, RDMA, TCPX, TCPXO, check_technology, choices_text, families_for_technology,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import DMABUF_DEVICE, TCPX_REPOSITORY, TCPXO_REPOSITORY, GIB_REPOSITORY
 
@@ -56,6 +56,10 @@ GKE_REQUIREMENTS = (
 GKE_LIB_HOST_DIR = '/home/kubernetes/bin/nvidia/lib64'
 # seed 003: the installers store NCCL and the plugin there; GKE mounts it at /usr/local/nvidia/lib64.
 GKE_LIB_CONTAINER_DIR = '/usr/local/nvidia/lib64'
+GKE_SHARED_MEMORY = ('shared-memory', '/dev/shm', 'Memory')
+# Name, mount path and emptyDir medium of the Pods' /dev/shm: seed 001's test Pods (sizeLimit in
+# GKE_RDMA['shared_memory']) and the TCPXO test Pods seed 003 applies (nccl-test-latest.yaml) mount a
+# memory-backed emptyDir named so; NCCL's shared-memory transport needs more than the default 64 MiB.
 GKE_MANIFEST_BASE = 'https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master'
 
 
@@ -419,3 +423,69 @@ def family_for_gke_accelerator(name, field='accelerator_type'):
     known = [f.gke_accelerator for f in FAMILIES.values() if f.gke_accelerator]
     raise ValueError('%s: %r is not a GKE accelerator with GPUDirect support; choose one of: %s'
                      % (field, name, choices_text(known)))
+
+
+# ---------------------------------------------------------------------------------------------
+# What the GKE modules (gke_gpudirect_cluster, gke_gpudirect_node_pool) and the GKE layouts of
+# gce_gpudirect_network take from the seeds
+# ---------------------------------------------------------------------------------------------
+
+GKE_MACHINE_TYPES = tuple(name for name, family in FAMILIES.items() if GKE in family.platforms)
+# The machine types the GKE modules accept, in catalog order; the argument specs and docs that list
+# them literally are checked against this by tests/unit/test_catalog_copies.py.
+
+GKE_DATAPATH_PROVIDER = 'ADVANCED_DATAPATH'
+# Dataplane V2: seed 003 ``--enable-dataplane-v2`` (gcloud sends networkConfig.datapathProvider
+# ADVANCED_DATAPATH, checked by the parity test); seed 001's Terraform ``datapath_provider``.
+GKE_IMAGE_TYPE = 'COS_CONTAINERD'
+# seed 003 "Requisitos" and seed 001 "制限事項": Container-Optimized OS node images only.
+GKE_NODE_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)
+# seed 003 and seed 001 node pools: ``--scopes "https://www.googleapis.com/auth/cloud-platform"``.
+GKE_GPU_DRIVER_VERSIONS = ('LATEST', 'DEFAULT', 'INSTALLATION_DISABLED')
+# Container v1 GPUDriverInstallationConfig.gpuDriverVersion (SPECIFIC needs a version the seeds do not
+# use); seed 003 writes ``gpu-driver-version=LATEST``, seed 001 ``default`` or ``latest``.
+GKE_RDMA_STRATEGY = 'RDMA'
+# Container v1 GPUDirectConfig.gpuDirectStrategy: gcloud >= 550 ``--gpudirect-strategy=rdma`` (seed 001).
+GKE_ACCELERATOR_NETWORK_PROFILE = 'auto'
+# seed 001 ``--accelerator-network-profile=auto`` (NodeNetworkConfig.acceleratorNetworkProfile).
+GKE_DEFAULT_POOL_NODE_COUNT = 3
+# seed 003's cluster create passes no --num-nodes: gcloud's default-pool has 3 nodes.
+GKE_MANAGED_LABEL = ('aiinfra-gpudirect', 'managed')
+# Not from a seed: the resource label gke_gpudirect_cluster puts on clusters it creates, so that
+# teardown deletes only those (an adopted cluster is never deleted by the playbooks).
+
+GKE_RDMA_LAYOUT = MappingProxyType({
+    'gvnic_network': '{prefix}-gvnic-net',
+    'gvnic_subnet': '{prefix}-gvnic-sub',
+    'gvnic_firewall_rule': '{prefix}-gvnic-internal',
+    'rdma_network': '{prefix}-rdma-net',
+    'rdma_subnet': '{prefix}-rdma-sub-{n}',
+    'rdma_subnet_count': 8,
+    'network_profile': '{zone}-vpc-roce',
+    'mtu': 8896,
+    'gvnic_subnet_range': '192.168.0.0/24',
+    'rdma_subnet_range': '192.168.{m}.0/24',
+    'internal_rules': 'tcp:0-65535,udp:0-65535,icmp',
+    'internal_source_range': '192.168.0.0/16',
+})
+# seed 001 "高度な構成": ``${GVNIC_NETWORK_PREFIX}-net`` / ``-sub`` and ``${RDMA_NETWORK_PREFIX}-net`` with
+# ``-sub-0`` .. ``-sub-7``, in that NIC order; here both prefixes are ``{prefix}-gvnic`` and
+# ``{prefix}-rdma``. The RoCE network's profile (``ZONE-vpc-roce``) and MTU 8896 follow the RDMA network
+# profiles page (https://cloud.google.com/vpc/docs/rdma-network-profiles: "the default MTU is 8896").
+# The ranges (sub-N gets 192.168.(N+1).0/24) and the gVNIC network's internal rule are this
+# collection's defaults: seed 001 gives no ranges.
+
+
+def gke_additional_networks(machine_type, prefix):
+    """(network, subnetwork) names of a GKE GPU node pool's additional node networks in NIC order
+    (eth1..): seed 003's ``PREFIX-net-N``/``PREFIX-sub-N`` for TCPX/TCPXO, seed 001's gVNIC network
+    then 8 RDMA subnets for RDMA."""
+    family = FAMILIES[machine_type]
+    if family.technology == RDMA:
+        layout = GKE_RDMA_LAYOUT
+        pairs = [(layout['gvnic_network'].format(prefix=prefix), layout['gvnic_subnet'].format(prefix=prefix))]
+        pairs += [(layout['rdma_network'].format(prefix=prefix), layout['rdma_subnet'].format(prefix=prefix, n=n))
+                  for n in range(layout['rdma_subnet_count'])]
+        return pairs
+    return [(GKE_VPC_LAYOUT['network'].format(prefix=prefix, n=n), GKE_VPC_LAYOUT['subnet'].format(prefix=prefix, n=n))
+            for n in range(1, family.data_nic_count + 1)]

@@ -18,6 +18,7 @@ import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 
 # The API accepts MTUs from 1300 to 8896 (Compute Engine VPC documentation).
@@ -61,18 +62,21 @@ class ResourcePlan:
 
 
 class NetworkChain:
-    """A VPC with its subnet and firewall rules: created in that order, deleted in reverse."""
+    """A VPC with its subnet(s) and firewall rules: created in that order, deleted in reverse.
 
-    def __init__(self, role, index, network, subnet, firewalls):
+    ``extra_subnets``: the further subnets of a network that has several (seed 001's RoCE network, 8)."""
+
+    def __init__(self, role, index, network, subnet, firewalls, extra_subnets=()):
         self.role = role
         self.index = index
         self.network = network
         self.subnet = subnet
         self.firewalls = firewalls
+        self.subnets = [subnet] + list(extra_subnets)
 
     @property
     def resources(self):
-        return [self.network, self.subnet] + self.firewalls
+        return [self.network] + self.subnets + self.firewalls
 
 
 class NetworkPlan:
@@ -234,7 +238,7 @@ UNMANAGED_AFTER_CREATE = ('name', 'privateIpGoogleAccess')
 
 
 def _comparable(field, value):
-    if field == 'network' and isinstance(value, str):
+    if field in ('network', 'networkProfile') and isinstance(value, str):
         return links.resource_name(value)
     if field == 'allowed':
         return sorted((item.get('IPProtocol'), tuple(item.get('ports', ()))) for item in value or [])
@@ -265,18 +269,113 @@ def view(resource):
     """The fields of an existing resource that the plan manages, for diff output."""
     if resource is None:
         return None
-    keep = ('name', 'mtu', 'autoCreateSubnetworks', 'routingConfig', 'network', 'ipCidrRange', 'privateIpGoogleAccess',
-            'direction', 'allowed', 'sourceRanges')
+    keep = ('name', 'mtu', 'autoCreateSubnetworks', 'routingConfig', 'networkProfile', 'network', 'ipCidrRange',
+            'privateIpGoogleAccess', 'direction', 'allowed', 'sourceRanges')
     result = {key: resource[key] for key in keep if key in resource}
-    if 'network' in result:
-        result['network'] = _comparable('network', result['network'])
+    for field in ('network', 'networkProfile'):
+        if field in result:
+            result[field] = _comparable(field, result[field])
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The GKE layouts: no management network of the fabric's own (the cluster's network is the nodes' eth0)
+
+GKE, GKE_RDMA = 'gke', 'gke_rdma'
+LAYOUTS = ('gce', GKE, GKE_RDMA)
+
+
+def _gke_ranges(field, cidrs, count):
+    if len(cidrs) != count:
+        raise PlanError('%s: %d ranges given, but this layout has %d subnets; give exactly %d ranges or leave %s unset'
+                        % (field, len(cidrs), count, count, field))
+    _check_cidrs(cidrs[0], cidrs[1:], count - 1)
+
+
+def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu=None, data_cidrs=None, internal_source_ranges=None):
+    """The per-NIC networks of a GKE GPU node pool; raise PlanError before anything is created.
+
+    ``gke`` (TCPX / TCPXO, seed 003 "Crea VPC y subredes"): one VPC per secondary NIC, ``PREFIX-net-N`` with
+    subnet ``PREFIX-sub-N`` and rule ``PREFIX-internal-N``. ``gke_rdma`` (A3 Ultra / A4, seed 001 "高度な構成"):
+    a gVNIC VPC with one subnet and an internal rule, and one RoCE VPC (network profile ``ZONE-vpc-roce``)
+    with 8 subnets and no rule (the seed makes none for it).
+    """
+    try:
+        family = families.get_family(machine_type, field='machine_type')
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+    rdma = family.technology == families.RDMA
+    if families.GKE not in family.platforms:
+        raise PlanError('machine_type: %s has no GKE manual; layout %s is for %s' % (family.machine_type, layout, ', '.join(gke_catalog.GKE_MACHINE_TYPES)))
+    if rdma != (layout == GKE_RDMA):
+        raise PlanError('layout: %s uses GPUDirect-%s; use layout %s' % (family.machine_type, family.technology, GKE_RDMA if rdma else GKE))
+    if not prefix:
+        raise PlanError('network_prefix: give the name prefix of the per-NIC networks (seed 003 uses the project ID)')
+    if rdma:
+        rdma_layout = gke_catalog.GKE_RDMA_LAYOUT
+        if not zone:
+            raise PlanError('zone: layout gke_rdma binds the RoCE network to a zone (network profile ZONE-vpc-roce); give the '
+                            "node pool's zone, e.g. us-central1-b")
+        if not zone.startswith(region + '-'):
+            raise PlanError('zone: %s is not in region %s; the RoCE network\'s subnets must be in the region of its zone' % (zone, region))
+        count = 1 + rdma_layout['rdma_subnet_count']
+        default_cidrs = [rdma_layout['gvnic_subnet_range']]
+        default_cidrs += [rdma_layout['rdma_subnet_range'].format(m=n + 1) for n in range(rdma_layout['rdma_subnet_count'])]
+        default_mtu, rules, default_source = rdma_layout['mtu'], rdma_layout['internal_rules'], rdma_layout['internal_source_range']
+    else:
+        count = family.data_nic_count
+        default_cidrs = [gke_catalog.GKE_VPC_LAYOUT['subnet_range_example'].format(n=n) for n in range(1, count + 1)]
+        default_mtu, rules = family.mtu, gke_catalog.GKE_VPC_LAYOUT['rules']
+        default_source = gke_catalog.GKE_VPC_LAYOUT['source_range_example']
+    mtu = default_mtu if mtu is None else mtu
+    if not MTU_RANGE[0] <= mtu <= MTU_RANGE[1]:
+        raise PlanError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for %d' % (mtu, MTU_RANGE[0], MTU_RANGE[1], default_mtu))
+    cidrs = list(data_cidrs or default_cidrs)
+    _gke_ranges('data_cidrs', cidrs, count)
+    sources = list(internal_source_ranges or ([default_source] if not data_cidrs else cidrs))
+    _check_sources('internal_source_ranges', sources, None)
+
+    def network(name, profile=None):
+        body = {'name': name, 'autoCreateSubnetworks': False, 'mtu': mtu, 'routingConfig': {'routingMode': 'REGIONAL'}}
+        if profile:
+            body['networkProfile'] = 'global/networkProfiles/%s' % profile
+        _check_name('network_prefix', name)
+        return ResourcePlan('network', 'global/networks', name, body)
+
+    def subnet(name, network_name, cidr):
+        _check_name('network_prefix', name)
+        return ResourcePlan('subnetwork', 'regions/%s/subnetworks' % region, name, {
+            'name': name, 'network': _network(project, network_name), 'ipCidrRange': cidr, 'privateIpGoogleAccess': False})
+
+    def firewall(name, network_name):
+        _check_name('network_prefix', name)
+        return ResourcePlan('firewall', 'global/firewalls', name, {
+            'name': name, 'network': _network(project, network_name), 'direction': 'INGRESS', 'allowed': parse_rules(rules),
+            'sourceRanges': list(sources)})
+
+    chains = []
+    if rdma:
+        names = gke_catalog.gke_additional_networks(family.machine_type, prefix)
+        gvnic_net, gvnic_sub = names[0]
+        chains.append(NetworkChain(DATA, 1, network(gvnic_net), subnet(gvnic_sub, gvnic_net, cidrs[0]),
+                                   [firewall(rdma_layout['gvnic_firewall_rule'].format(prefix=prefix), gvnic_net)]))
+        roce = names[1][0]
+        roce_subnets = [subnet(sub, roce, cidr) for (_net, sub), cidr in zip(names[1:], cidrs[1:])]
+        chains.append(NetworkChain(DATA, 2, network(roce, rdma_layout['network_profile'].format(zone=zone)), roce_subnets[0], [],
+                                   extra_subnets=roce_subnets[1:]))
+    else:
+        for n, ((net, sub), cidr) in enumerate(zip(gke_catalog.gke_additional_networks(family.machine_type, prefix), cidrs), start=1):
+            chains.append(NetworkChain(DATA, n, network(net), subnet(sub, net, cidr),
+                                       [firewall(gke_catalog.GKE_VPC_LAYOUT['firewall_rule'].format(prefix=prefix, n=n), net)]))
+    return NetworkPlan(family, prefix, region, mtu, None, cidrs, sources, chains)
 
 
 # The options of gce_gpudirect_network, here so that gpudirect_plan checks a playbook's network inputs with the same spec.
 ARGUMENT_SPEC = {
     'network_prefix': {'type': 'str', 'required': True},
-    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.FAMILIES)},
+    'layout': {'type': 'str', 'default': 'gce', 'choices': list(LAYOUTS)},
+    'zone': {'type': 'str'},
     'region': {'type': 'str', 'required': True},
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
     'mtu': {'type': 'int'},
@@ -292,6 +391,10 @@ ARGUMENT_SPEC = {
 
 def plan_from_params(params, project):
     """The NetworkPlan of the module options (state absent plans every rule the network can have); PlanError on bad input."""
+    if params.get('layout', 'gce') != 'gce':
+        return build_gke_plan(project, params['region'], params['machine_type'], params['network_prefix'], params['layout'],
+                              zone=params['zone'], mtu=params['mtu'], data_cidrs=params['data_cidrs'],
+                              internal_source_ranges=params['internal_source_ranges'])
     if params['state'] == 'present' and params['ssh_source_ranges'] is None:
         raise PlanError('ssh_source_ranges: give the ranges allowed to reach SSH on the management network (e.g. your '
                         "office's 203.0.113.0/24), or [] for no SSH rule")

@@ -620,6 +620,54 @@ class ContainerClient(_ApiClient):
             raise error_from_operation(action, operation)
         return operation
 
+    def run(self, method, path, action, body=None, timeout=1800.0, progress=None, poll=None, target=None):
+        """One mutating call and its operation, awaited: the finished operation, or a GcpError.
+
+        ``target`` (``clusters/C`` or ``clusters/C/nodePools/P``) marks a create: it goes through
+        create(), so a 409 from our own lost first attempt awaits that attempt's operation.
+
+        GKE runs one operation at a time per cluster; another call meanwhile gets 400
+        FAILED_PRECONDITION "Operation operation-... is currently ... Please wait and try again once
+        it is done." (terraform-provider-google #10366). Then the blocking operation is awaited
+        (its own outcome is not ours to report) and the call is sent again, within ``timeout``.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if target is not None:
+                    operation = self.create(path, body, target, action)
+                else:
+                    operation = self.call(method, path, action, body=body)
+            except GcpError as exc:
+                blocking = busy_operation(exc)
+                if blocking is None:
+                    raise
+                if progress:
+                    progress({'name': blocking, 'status': 'RUNNING', 'detail': 'another operation on the cluster; waiting before: %s' % action})
+                try:
+                    self.wait({'name': blocking, 'location': path.split('/', 1)[0], 'status': 'RUNNING'},
+                              'await %s before: %s' % (blocking, action), timeout=max(1.0, deadline - time.monotonic()),
+                              progress=progress, poll=poll)
+                except GcpTimeout:
+                    raise
+                except GcpError:
+                    pass   # the other operation failed: that is its caller's news, ours is to retry
+                continue
+            if progress:
+                progress(operation)
+            return self.wait(operation, action, timeout=max(1.0, deadline - time.monotonic()), progress=progress, poll=poll)
+
+
+_BUSY = re.compile(r'\bOperation (operation-[\w.-]+) is currently\b', re.I)
+
+
+def busy_operation(error):
+    """The name of the operation that blocks a Container call refused with "currently ...", or None."""
+    if error.status != 400:
+        return None
+    match = _BUSY.search(error.message)
+    return match.group(1) if match else None
+
 
 def _location_of(operation):
     """The location of a Container operation from its selfLink, zone or location field."""

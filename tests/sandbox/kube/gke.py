@@ -12,10 +12,8 @@ SIMULATION (the control plane's address).  Real GKE clusters have a public or pr
 on port 443; the stand-in's is a loopback port, which ``gcloud container clusters get-credentials``
 copies as it is.
 
-Also here (registered when this module is imported, i.e. only on a sandbox whose clusters come
-alive), because such clusters need it: ``nodePools.setSize`` (``gcloud container
-clusters resize``), which sets the pool's size (kept in ``initialNodeCount``, as the sandbox keeps a
-pool's size) when its operation is DONE.
+``nodePools.setSize`` (``gcloud container clusters resize``), which clusters that come alive need,
+is served by container.py for every sandbox.
 
 Use::
 
@@ -28,9 +26,6 @@ Use::
 import base64
 import threading
 
-from ..container import Where, _link_path, _require
-from ..operations import start_container_operation
-from ..registry import handles
 from .cluster import KubeHub
 from .controllers import ClusterControllers
 from .exec import PodRuntime, install_handlers
@@ -92,18 +87,3 @@ class GkeClusters:
             for key in list(self._live):
                 self._stop(key)
         self.hub.stop_all()
-
-
-@handles('container.projects.locations.clusters.nodePools.setSize', 'container.projects.zones.clusters.nodePools.setSize')
-def set_node_pool_size(call):
-    """nodePools.setSize: ``nodeCount`` becomes the pool's size when the operation is DONE (the value is
-    not checked beyond the schema: the stand-in knows no wording of GKE's refusals of it)."""
-    where = Where(call)
-    _require(call, 'container.clusters', where.cluster_key)
-    pool = _require(call, 'container.nodePools', where.node_pool_key())
-    count = int((call.body or {}).get('nodeCount') or 0)
-    effects = [] if call.fault else [{'action': 'update', 'collection': 'container.nodePools', 'key': where.node_pool_key(),
-                                      'fields': {'initialNodeCount': count}}]
-    return start_container_operation(call, where.project, where.location, 'SET_NODE_POOL_SIZE',
-                                     '%s/clusters/%s/nodePools/%s' % (_link_path(where.project, where.location), where.cluster,
-                                                                      pool['name']), effects)

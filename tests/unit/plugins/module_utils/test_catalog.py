@@ -966,3 +966,11 @@ def test_host_and_gke_stack_errors():
         F.gke_stack('RDMA')
     with pytest.raises(ValueError, match=r"^platform: unknown platform 'k8s'"):
         F.version_pair('TCPX', platform='k8s')
+
+
+def test_gke_shared_memory_is_the_seed_001_test_pods_volume():
+    name, mount_path, medium = F.GKE_SHARED_MEMORY
+    workload = between(S001, 'name: nccl-test-host-1', 'sleep infinity')
+    assert_in('- name: %s\n emptyDir:\n medium: "%s"' % (name, medium), workload, 'seed 001 shared-memory volume')
+    assert_in('- name: %s\n mountPath: %s' % (name, mount_path), workload, 'seed 001 shared-memory mount')
+    assert (name, None, mount_path) in F.GKE_RDMA['volumes'] and ('medium', medium) in F.GKE_RDMA['shared_memory']

@@ -1,0 +1,67 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters that render the Kubernetes side of GPUDirect on GKE and judge readiness (documentation: the
+.yml file of each filter beside this one). The work is in plugins/module_utils/k8s/."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render, verdict, workload
+
+
+def _filter(function):
+    def run(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except ValueError as exc:   # RenderError and the catalog's ValueErrors name the input and the fix
+            raise AnsibleFilterError('%s: %s' % (function.__name__, exc)) from None
+    run.__name__ = function.__name__
+    return run
+
+
+def gke_gpudirect_objects(technology, network_prefix=None, networks=None, node_pool=None, plugin_image=None):
+    """GKENetworkParamSet + Network per data VPC, then the NCCL installer and NRI injector DaemonSets."""
+    return (render.gke_network_objects(technology, network_prefix=network_prefix, networks=networks)
+            + render.gke_daemonsets(technology, node_pool=node_pool, plugin_image=plugin_image or None))
+
+
+def gke_rdma_objects(namespace=None):
+    """The ResourceClaimTemplate all-mrdma (seed 001)."""
+    return [render.rdma_claim_template(namespace)]
+
+
+def gke_nccl_test(technology, namespace=None):
+    """The seed's NCCL test: ``objects`` to apply, ``exec`` (pod, container, command), ``machine_type``."""
+    return {'objects': render.nccl_test_objects(technology, namespace), 'exec': render.nccl_test_exec(technology),
+            'machine_type': render.nccl_machine_type(technology)}
+
+
+def gke_gpu_node_selector(technology, node_pool=None, machine_type=None):
+    return render.gpu_node_selector(technology, node_pool or None, machine_type or None)
+
+
+def gke_gpudirect_workload(obj, technology, nccl_env='required', daemon_image=None, shared_memory_limit=None):
+    return workload.gpudirect_workload(obj, technology, nccl_env_mode=nccl_env, daemon_image=daemon_image or None,
+                                       shared_memory_limit=shared_memory_limit or None)
+
+
+def gke_rdma_workload(obj, claim_template=None, shared_memory_limit=None):
+    return workload.rdma_workload(obj, claim_template=claim_template or None, shared_memory_limit=shared_memory_limit or None)
+
+
+def k8s_verdict(objects, expect=None):
+    return verdict.k8s_verdict(objects, expect)
+
+
+def k8s_nodes_without_ready_pod(nodes, pods):
+    return verdict.nodes_without_ready_pod(nodes, pods)
+
+
+class FilterModule:
+    """aiinfra.gpudirect GKE / Kubernetes filters."""
+
+    def filters(self):
+        functions = (gke_gpudirect_objects, gke_rdma_objects, gke_nccl_test, gke_gpu_node_selector, gke_gpudirect_workload,
+                     gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod)
+        return {f.__name__: _filter(f) for f in functions}

@@ -1,0 +1,174 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan of a GKE cluster for GPUDirect, as pure data (Container API v1).
+
+Seeds 003 and 001 create a Standard cluster with Dataplane V2, IP aliases and multi-networking at a
+version that meets the technology's floor. build_cluster_plan() checks the inputs and builds the
+``clusters.create`` body gcloud would send for the seed's command; pick_version() chooses a version
+from ``getServerConfig``; changes() compares an existing cluster with the plan and sorts every
+difference into a ``ClusterUpdate`` the API applies in place or a problem only a new cluster fixes.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family
+
+STANDARD, AUTOPILOT = 'standard', 'autopilot'
+
+# The fields the module manages, for diff output and the comparison.
+MANAGED_FIELDS = ('networkConfig.datapathProvider', 'networkConfig.enableMultiNetworking', 'ipAllocationPolicy.useIpAliases',
+                  'autopilot.enabled', 'currentMasterVersion', 'status')
+
+
+class ClusterPlan:
+    def __init__(self, family, name, location, mode, version, multi_networking, body):
+        self.family = family
+        self.name = name
+        self.location = location
+        self.mode = mode
+        self.version = version
+        self.multi_networking = multi_networking
+        self.body = body
+
+    def summary(self):
+        return {'name': self.name, 'location': self.location, 'machine_type': self.family.machine_type,
+                'technology': self.family.technology, 'cluster_mode': self.mode, 'version': self.version,
+                'multi_networking': self.multi_networking}
+
+
+def check_mode_for_technology(family, mode):
+    """Seed 003 "Limitaciones": GPUDirect-TCPX and -TCPXO are not supported on Autopilot clusters."""
+    if mode == AUTOPILOT and family.technology != families.RDMA:
+        raise PlanError('cluster_mode: GPUDirect-%s (%s) is not supported on Autopilot clusters (seed 003 "Limitaciones"); '
+                        'use cluster_mode: standard' % (family.technology, family.machine_type))
+
+
+def check_version(family, version, mode, field='version'):
+    try:
+        gke_catalog.check_gke_version(family.technology, version, cluster_mode=mode, field=field)
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def pick_version(family, mode, server_config):
+    """The version to create: the location's default when it meets the technology's floor, else the
+    newest valid master version that does (seed 003: "Elige una versión de GKE disponible que admita ...")."""
+    valid = list(server_config.get('validMasterVersions') or [])
+    candidates = [server_config.get('defaultClusterVersion')] + valid
+    for version in candidates:
+        if not version:
+            continue
+        try:
+            check_version(family, version, mode)
+        except PlanError:
+            continue
+        return version
+    floor = gke_catalog.gke_version_floor(family.technology, valid[0] if valid else '1.0', mode)
+    raise PlanError('version: no GKE version offered in this location meets GPUDirect-%s\'s floor (%s, %s cluster); the location '
+                    'offers %s' % (family.technology, floor, mode, ', '.join(valid) or 'none'))
+
+
+def build_cluster_plan(name, location, machine_type, mode=STANDARD, version=None, multi_networking=True, network=None,
+                       subnetwork=None, default_pool_node_count=gke_catalog.GKE_DEFAULT_POOL_NODE_COUNT, autoupgrade=False,
+                       server_config=None):
+    """Check every input and return the ClusterPlan; raise PlanError before anything is created.
+
+    ``server_config`` (getServerConfig's answer) is needed only when ``version`` is not given.
+    """
+    family = gke_family(machine_type)
+    if not name:
+        raise PlanError('cluster: give the cluster name')
+    if not location:
+        raise PlanError('location: give a zone (us-central1-a) for a zonal cluster or a region (us-central1) for a regional one')
+    mode = str(mode or STANDARD).lower()
+    check_mode_for_technology(family, mode)
+    if version:
+        check_version(family, version, mode)
+    else:
+        version = pick_version(family, mode, server_config or {})
+    if family.technology != families.RDMA and not multi_networking:
+        raise PlanError('multi_networking: GPUDirect-%s needs multi-networking for its %d additional node networks (seed 003 '
+                        '"Crea un clúster con varias redes habilitadas"); leave multi_networking true'
+                        % (family.technology, family.data_nic_count))
+    # What gcloud sends for seed 003's `clusters create --enable-dataplane-v2 --enable-ip-alias
+    # --enable-multi-networking --cluster-version=VERSION --no-enable-autoupgrade` (parity test).
+    body = {
+        'name': name,
+        'initialClusterVersion': version,
+        'networkConfig': {'datapathProvider': gke_catalog.GKE_DATAPATH_PROVIDER},
+        'ipAllocationPolicy': {'useIpAliases': True, 'createSubnetwork': False},
+        'resourceLabels': dict([gke_catalog.GKE_MANAGED_LABEL]),
+    }
+    if multi_networking:
+        body['networkConfig']['enableMultiNetworking'] = True
+    if network:
+        body['network'] = network
+    if subnetwork:
+        body['subnetwork'] = subnetwork
+    if mode == AUTOPILOT:
+        body['autopilot'] = {'enabled': True}
+    else:
+        body['nodePools'] = [{'name': 'default-pool', 'initialNodeCount': int(default_pool_node_count),
+                              'management': {'autoRepair': True, 'autoUpgrade': bool(autoupgrade)}, 'upgradeSettings': {'maxSurge': 1}}]
+    return ClusterPlan(family, name, location, mode, version, multi_networking, body)
+
+
+def changes(plan, current):
+    """(updates, problems) between the plan and an existing cluster.
+
+    ``updates``: ``ClusterUpdate`` bodies the API applies in place, one field each (the API takes one
+    desired field per request). ``problems``: differences only a new cluster fixes, each naming the
+    field and why.
+    """
+    updates, problems = [], []
+    current_mode = AUTOPILOT if dig(current, 'autopilot.enabled') else STANDARD
+    if current_mode != plan.mode:
+        problems.append('autopilot.enabled: the cluster is %s, the plan needs %s (a cluster\'s mode is fixed at creation)'
+                        % (current_mode, plan.mode))
+    dataplane_v2 = dig(current, 'networkConfig.datapathProvider') == gke_catalog.GKE_DATAPATH_PROVIDER
+    if not dataplane_v2:
+        problems.append('networkConfig.datapathProvider: %s, GPUDirect needs %s (Dataplane V2, seed 003 "Requisitos"; GKE '
+                        'enables it only when a cluster is created)'
+                        % (dig(current, 'networkConfig.datapathProvider', 'LEGACY_DATAPATH'), gke_catalog.GKE_DATAPATH_PROVIDER))
+    if dig(current, 'ipAllocationPolicy.useIpAliases') is False:
+        problems.append('ipAllocationPolicy.useIpAliases: false; multi-networking needs a VPC-native cluster (fixed at creation)')
+    if plan.multi_networking and not dig(current, 'networkConfig.enableMultiNetworking'):
+        if dataplane_v2:
+            # ClusterUpdate.desiredEnableMultiNetworking (container.v1 discovery document). Seed 003 says an
+            # existing cluster cannot be changed to multi-networking; the API has the field since: GKE
+            # answers for itself, and a refusal fails the run with its message.
+            updates.append({'desiredEnableMultiNetworking': True})
+        else:
+            problems.append('networkConfig.enableMultiNetworking: false, and it needs Dataplane V2 first')
+    version = current.get('currentMasterVersion')
+    if version and current_mode == plan.mode:
+        try:
+            check_version(plan.family, version, plan.mode, field='currentMasterVersion')
+        except PlanError:
+            # The control plane can be upgraded in place (ClusterUpdate.desiredMasterVersion); nodes follow per pool.
+            updates.append({'desiredMasterVersion': plan.version})
+    return updates, problems
+
+
+def view(cluster):
+    """The managed fields of a cluster for diff output."""
+    if cluster is None:
+        return None
+    return {field: dig(cluster, field) for field in MANAGED_FIELDS}
+
+
+def planned_view(plan, current):
+    """The managed fields after the plan is applied (the current values where the plan leaves them)."""
+    after = dict(view(current) or {})
+    after.update({
+        'networkConfig.datapathProvider': gke_catalog.GKE_DATAPATH_PROVIDER,
+        'networkConfig.enableMultiNetworking': True if plan.multi_networking else dig(current or {}, 'networkConfig.enableMultiNetworking'),
+        'ipAllocationPolicy.useIpAliases': True,
+        'autopilot.enabled': True if plan.mode == AUTOPILOT else None,
+        'status': 'RUNNING',
+    })
+    if current is None or not after.get('currentMasterVersion'):
+        after['currentMasterVersion'] = plan.version
+    return after

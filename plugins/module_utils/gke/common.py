@@ -1,0 +1,163 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the GKE modules share: plan errors, Container API paths, progress lines, the field-by-field
+comparison of managed fields, and reading a node pool's Nodes from the cluster's Kubernetes API.
+
+Everything but ``read_node_names`` is pure data, unit-tested on its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+import time
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+
+_MISSING = object()
+
+
+class PlanError(ValueError):
+    """An input or an existing resource that the plan cannot accept; the text names the field and the fix."""
+
+
+def gke_family(machine_type, field='machine_type'):
+    """The catalog family of a GKE GPU machine type, or PlanError naming the GKE machine types."""
+    try:
+        family = families.get_family(machine_type, field=field)
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+    if families.GKE not in family.platforms:
+        raise PlanError('%s: %s runs GPUDirect on Compute Engine only in this collection (no GKE manual covers it); use one of: %s'
+                        % (field, family.machine_type, ', '.join(gke_catalog.GKE_MACHINE_TYPES)))
+    return family
+
+
+def cluster_path(location, cluster):
+    return '%s/clusters/%s' % (location, cluster)
+
+
+def node_pool_path(location, cluster, pool):
+    return '%s/clusters/%s/nodePools/%s' % (location, cluster, pool)
+
+
+def dig(resource, dotted, default=None):
+    """``dig(cluster, 'networkConfig.datapathProvider')``: a nested field, or ``default``."""
+    value = resource
+    for part in dotted.split('.'):
+        if not isinstance(value, dict) or part not in value:
+            return default
+        value = value[part]
+    return value
+
+
+def managed_view(resource, fields):
+    """The managed fields of a resource as {dotted name: value} (None when unset), for diff output."""
+    if resource is None:
+        return None
+    return {field: dig(resource, field) for field in fields}
+
+
+class Progress:
+    """Progress lines of Container operations, one per change of status or progress, for the result."""
+
+    def __init__(self):
+        self.lines = []
+        self._last = {}
+
+    def __call__(self, operation):
+        name = operation.get('name', '?')
+        stages = [stage for stage in (operation.get('progress') or {}).get('stages') or [] if stage.get('status')]
+        detail = operation.get('detail') or operation.get('statusMessage') or ''
+        state = (operation.get('operationType', ''), operation.get('status'), detail,
+                 tuple((s.get('name'), s.get('status')) for s in stages))
+        if self._last.get(name) == state:
+            return
+        self._last[name] = state
+        line = '%s %s: %s' % (operation.get('operationType') or 'operation', name, operation.get('status'))
+        if detail:
+            line += ' (%s)' % detail
+        self.lines.append(line)
+
+
+CAPACITY_CODES = ('ZONE_RESOURCE_POOL_EXHAUSTED', 'GCE_STOCKOUT', 'QUOTA_EXCEEDED', 'RESOURCE_EXHAUSTED')
+
+
+def capacity_problem(error):
+    """The capacity or quota code a Container API error names ('' when it names none).
+
+    Container operations carry them in their message (``ZONE_RESOURCE_POOL_EXHAUSTED: ...``), not
+    in a code field as Compute operations do."""
+    text = '%s %s' % (' '.join(error.codes), error.message)
+    for code in CAPACITY_CODES:
+        if code in text:
+            return code
+    if error.status == 403 and 'quota' in error.message.lower():
+        return 'QUOTA_EXCEEDED'
+    return ''
+
+
+def capacity_message(error, what):
+    code = capacity_problem(error)
+    if not code:
+        return None
+    if 'QUOTA' in code:
+        return ('%s: %s -- the project lacks quota (%s); request more GPU quota for the region, or use a reservation '
+                '(reservation_affinity specific) that holds the GPUs' % (what, code, error.message))
+    return ('%s: %s -- Google Cloud has no free capacity for the machine type in the node locations now (%s); use a '
+            'reservation, other node_locations, flex-start or spot, or rerun later' % (what, code, error.message))
+
+
+# ---------------------------------------------------------------------------------------------
+# The cluster's Kubernetes API
+
+
+NODE_POOL_LABEL = 'cloud.google.com/gke-nodepool'
+# GKE labels every Node with the name of its node pool.
+
+
+def read_node_names(transport, endpoint, ca_certificate, pool, expected=None, timeout=0.0, sleep=time.sleep):
+    """Names of the Nodes of ``pool``, read from the cluster's Kubernetes API (GET /api/v1/nodes with
+    labelSelector cloud.google.com/gke-nodepool=POOL), with the module's own bearer token (GKE takes
+    the Google OAuth access token that gke-gcloud-auth-plugin would print) and the cluster's CA.
+
+    With ``expected`` and ``timeout``, polls until that many Nodes are registered or the time is up
+    (the VMs register through their kubelets after the pool's operation is DONE).
+    """
+    ca_file = tempfile.NamedTemporaryFile('wb', suffix='.pem', delete=False)
+    try:
+        ca_file.write(base64.b64decode(ca_certificate or ''))
+        ca_file.close()
+        url = 'https://%s/api/v1/nodes' % endpoint
+        deadline = time.monotonic() + timeout
+        while True:
+            headers = {'Accept': 'application/json'}
+            transport.credentials.authorize(headers)
+            response = transport.session.get(url, params={'labelSelector': '%s=%s' % (NODE_POOL_LABEL, pool)}, headers=headers,
+                                             verify=ca_file.name, timeout=(10, 30))
+            if response.status_code != 200:
+                raise PlanError('read the Nodes of node pool %s from the cluster API %s: HTTP %s %s; give the module credentials the '
+                                'cluster accepts, or set read_nodes: false' % (pool, endpoint, response.status_code, response.text[:200]))
+            names = sorted(item['metadata']['name'] for item in response.json().get('items', []))
+            if expected is None or len(names) >= expected or time.monotonic() >= deadline:
+                return names
+            sleep(2.0)
+    finally:
+        os.unlink(ca_file.name)
+
+
+def kubeconfig(cluster_name, endpoint, ca_certificate):
+    """A kubeconfig for the cluster whose user runs gke-gcloud-auth-plugin (no secret in it), as
+    ``gcloud container clusters get-credentials`` writes it."""
+    return {
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': cluster_name,
+        'clusters': [{'name': cluster_name, 'cluster': {'server': 'https://%s' % endpoint, 'certificate-authority-data': ca_certificate}}],
+        'contexts': [{'name': cluster_name, 'context': {'cluster': cluster_name, 'user': cluster_name}}],
+        'users': [{'name': cluster_name, 'user': {'exec': {
+            'apiVersion': 'client.authentication.k8s.io/v1beta1', 'command': 'gke-gcloud-auth-plugin',
+            'installHint': 'Install gke-gcloud-auth-plugin for use with kubectl by following '
+                           'https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin',
+            'provideClusterInfo': True}}}],
+    }

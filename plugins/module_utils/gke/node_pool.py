@@ -1,0 +1,309 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The plan of a GKE GPU node pool for GPUDirect, as pure data (Container API v1).
+
+Seed 003 (A3 Mega / A3 High, TCPXO / TCPX) and seed 001 (A3 Ultra / A4, RDMA) create one GPU node
+pool each. build_node_pool_plan() checks every input against the catalog and the cluster (version
+floors, machine type vs technology, networks, Autopilot) and builds the ``nodePools.create`` body
+gcloud sends for the seed's command (gcloud >= 550 for ``--gpudirect-strategy``, which SDK 528 lacks);
+changes() compares an existing pool with the plan: what setSize, setAutoscaling, setManagement or
+``nodePools.update`` change in place, and every other difference by field name (only a new pool
+fixes those).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family
+
+DRANET, MULTI_NETWORK = 'dranet', 'multi_network'
+NETWORKINGS = (DRANET, MULTI_NETWORK)
+PROVISIONING = ('standard', 'spot', 'flex_start')
+RESERVATION_AFFINITIES = ('any', 'none', 'specific')
+_AFFINITY_TYPES = {'any': 'ANY_RESERVATION', 'none': 'NO_RESERVATION', 'specific': 'SPECIFIC_RESERVATION'}
+RESERVATION_KEY = 'compute.googleapis.com/reservation-name'
+# gcloud --reservation-affinity=specific --reservation=R sends key compute.googleapis.com/reservation-name.
+
+# Fields the API cannot change on an existing pool: a difference in one of them needs a new pool.
+IMMUTABLE_FIELDS = (
+    'config.machineType', 'config.accelerators', 'config.imageType', 'config.gvnic', 'config.oauthScopes',
+    'config.gpuDirectConfig', 'config.reservationAffinity', 'config.spot', 'config.flexStart',
+    'networkConfig.additionalNodeNetworkConfigs', 'networkConfig.acceleratorNetworkProfile', 'placementPolicy',
+)
+
+
+class NodePoolPlan:
+    def __init__(self, family, cluster, location, name, networking, additional_networks, body):
+        self.family = family
+        self.cluster = cluster
+        self.location = location
+        self.name = name
+        self.networking = networking
+        self.additional_networks = additional_networks
+        self.body = body
+
+    def summary(self):
+        return {'name': self.name, 'cluster': self.cluster, 'location': self.location, 'machine_type': self.family.machine_type,
+                'technology': self.family.technology, 'networking': self.networking,
+                'additional_networks': [{'network': n, 'subnetwork': s} for n, s in self.additional_networks]}
+
+
+def _networks(family, networking, additional_networks, network_prefix):
+    """The additional node networks in NIC order, checked against the family's NICs."""
+    if networking == DRANET:
+        if additional_networks:
+            raise PlanError('additional_networks: seed 001 says multi-network API and DRANET cannot be used in one node pool; '
+                            'leave additional_networks empty with networking: dranet, or use networking: multi_network')
+        return []
+    if additional_networks:
+        pairs = []
+        for index, item in enumerate(additional_networks):
+            if not isinstance(item, dict) or not item.get('network') or not item.get('subnetwork'):
+                raise PlanError('additional_networks[%d]: give network and subnetwork' % index)
+            pairs.append((item['network'], item['subnetwork']))
+    elif network_prefix:
+        pairs = gke_catalog.gke_additional_networks(family.machine_type, network_prefix)
+    else:
+        raise PlanError('network_prefix: give the prefix of the per-NIC networks (gce_gpudirect_network layout gke or gke_rdma), '
+                        'or list additional_networks in NIC order')
+    expected = gke_catalog.gke_additional_networks(family.machine_type, 'x')
+    if len(pairs) != len(expected):
+        what = ('1 gVNIC network and %d RDMA subnets (seed 001 "高度な構成")' % (len(expected) - 1)
+                if family.technology == families.RDMA else '%d data VPCs, one per secondary NIC (seed 003)' % len(expected))
+        raise PlanError('additional_networks: %s needs %d additional node networks, %s; %d given'
+                        % (family.machine_type, len(expected), what, len(pairs)))
+    return pairs
+
+
+def _reservation(affinity, reservation, reservation_project, reservation_block, provisioning):
+    affinity = str(affinity or ('specific' if reservation else 'any')).lower()
+    if affinity not in RESERVATION_AFFINITIES:
+        raise PlanError('reservation_affinity: %r; choose one of: %s' % (affinity, ', '.join(RESERVATION_AFFINITIES)))
+    if reservation_block and not reservation:
+        raise PlanError('reservation_block: a reservation block belongs to a reservation; give reservation too '
+                        '(seed 001: projects/PROJECT/reservations/RESERVATION/reservationBlocks/BLOCK)')
+    if affinity == 'specific' and not reservation:
+        raise PlanError('reservation: reservation_affinity specific needs the reservation name')
+    if affinity != 'specific' and reservation:
+        raise PlanError('reservation_affinity: %s does not take a reservation; use specific, or drop reservation' % affinity)
+    if provisioning in ('spot', 'flex_start') and affinity == 'specific':
+        raise PlanError('provisioning: %s nodes do not consume a reservation; use provisioning: standard with a reservation' % provisioning)
+    if provisioning == 'flex_start':
+        affinity = 'none'   # flex-start VMs never consume reservations (gcloud sends NO_RESERVATION with --flex-start)
+    result = {'consumeReservationType': _AFFINITY_TYPES[affinity]}
+    if affinity == 'specific':
+        value = reservation
+        if reservation_project or reservation_block:
+            value = 'projects/%s/reservations/%s' % (reservation_project, reservation) if reservation_project else reservation
+            if reservation_block:
+                if not reservation_project:
+                    raise PlanError('reservation_project: a reservation block is named by its full path; give the project that '
+                                    'holds the reservation (seed 001 RESERVATION_PROJECT)')
+                value = gke_catalog.GKE_RDMA['reservation_block_format'].format(
+                    project=reservation_project, reservation=reservation, block=reservation_block)
+        result.update({'key': RESERVATION_KEY, 'values': [value]})
+    return result
+
+
+def build_node_pool_plan(cluster, current_cluster, location, name, machine_type, node_count=2, autoscaling=None,
+                         node_locations=None, accelerator_type=None, gpu_driver_version='LATEST', networking=None,
+                         additional_networks=None, network_prefix=None, placement_policy=None, compact_placement=False,
+                         reservation_affinity=None, reservation=None, reservation_project=None, reservation_block=None,
+                         provisioning='standard', labels=None, autoupgrade=False, image_type=gke_catalog.GKE_IMAGE_TYPE,
+                         cluster_planned=False):
+    """Check every input (against the cluster as it is) and return the NodePoolPlan; raise PlanError
+    before anything is created.
+
+    ``cluster_planned``: the cluster does not exist yet but is planned in the same run (check mode of a
+    first run); the checks against the cluster are left to the real run."""
+    family = gke_family(machine_type)
+    rdma = family.technology == families.RDMA
+    if not name:
+        raise PlanError('name: give the node pool name')
+    if current_cluster is None and not cluster_planned:
+        raise PlanError('cluster: %s does not exist in %s; create it first (gke_gpudirect_cluster)' % (cluster, location))
+    if current_cluster is None:
+        # What gke_gpudirect_cluster creates for this machine type: Standard, Dataplane V2, multi-networking.
+        current_cluster = {'networkConfig': {'datapathProvider': gke_catalog.GKE_DATAPATH_PROVIDER, 'enableMultiNetworking': True},
+                           'currentMasterVersion': 'latest'}
+    if dig(current_cluster, 'autopilot.enabled'):
+        raise PlanError('cluster: %s is an Autopilot cluster, which has no user node pools; seed 001 uses a ComputeClass there '
+                        '(GPUDirect-TCPX/TCPXO are not supported on Autopilot at all)' % cluster)
+    version = current_cluster.get('currentNodeVersion') or current_cluster.get('currentMasterVersion')
+    try:
+        gke_catalog.check_gke_version(family.technology, version, field='cluster version')
+    except ValueError as exc:
+        raise PlanError('%s; upgrade the cluster (gke_gpudirect_cluster with this machine_type upgrades its control plane)' % exc) from None
+    if dig(current_cluster, 'networkConfig.datapathProvider') != gke_catalog.GKE_DATAPATH_PROVIDER:
+        raise PlanError('cluster: %s does not use Dataplane V2, which GPUDirect needs (seeds 001 and 003); create the cluster with '
+                        'gke_gpudirect_cluster' % cluster)
+    networking = str(networking or (DRANET if rdma else MULTI_NETWORK)).lower()
+    if networking not in NETWORKINGS:
+        raise PlanError('networking: %r; choose one of: %s' % (networking, ', '.join(NETWORKINGS)))
+    if networking == DRANET and not rdma:
+        raise PlanError('networking: dranet is seed 001\'s RDMA path for a3-ultragpu-8g / a4-highgpu-8g; %s uses GPUDirect-%s '
+                        'with multi-networking (networking: multi_network)' % (family.machine_type, family.technology))
+    pairs = _networks(family, networking, additional_networks, network_prefix)
+    if pairs and not dig(current_cluster, 'networkConfig.enableMultiNetworking'):
+        # seed 001 "高度な構成" checks `clusters describe --format=value(networkConfig.enableMultiNetworking)` first.
+        raise PlanError('cluster: %s does not have multi-networking (networkConfig.enableMultiNetworking), which additional node '
+                        'networks need; run gke_gpudirect_cluster on it first' % cluster)
+    if image_type != gke_catalog.GKE_IMAGE_TYPE:
+        raise PlanError('image_type: %s; GPUDirect needs Container-Optimized OS nodes (%s), Ubuntu and Windows images are not '
+                        'supported (seeds 001 and 003)' % (image_type, gke_catalog.GKE_IMAGE_TYPE))
+    if accelerator_type and accelerator_type != family.gke_accelerator:
+        raise PlanError('accelerator_type: %s comes with %s GPUs, not %s; leave accelerator_type unset'
+                        % (family.machine_type, family.gke_accelerator, accelerator_type))
+    driver = str(gpu_driver_version or 'LATEST').upper()
+    if driver not in gke_catalog.GKE_GPU_DRIVER_VERSIONS:
+        raise PlanError('gpu_driver_version: %r; choose one of: %s' % (gpu_driver_version, ', '.join(gke_catalog.GKE_GPU_DRIVER_VERSIONS)))
+    if driver == 'INSTALLATION_DISABLED':
+        raise PlanError('gpu_driver_version: INSTALLATION_DISABLED leaves the nodes without the NVIDIA driver %d+ GPUDirect needs; '
+                        'use LATEST (seed 003) or DEFAULT' % families.MIN_NVIDIA_DRIVER)
+    provisioning = str(provisioning or 'standard').lower()
+    if provisioning not in PROVISIONING:
+        raise PlanError('provisioning: %r; choose one of: %s' % (provisioning, ', '.join(PROVISIONING)))
+    if compact_placement and placement_policy:
+        raise PlanError('compact_placement: give either compact_placement (GKE makes the policy) or placement_policy (yours), not both')
+    labels = dict(labels or {})
+    if rdma and networking == DRANET:
+        key, value = gke_catalog.GKE_RDMA['dranet_node_label']
+        labels[key] = value
+
+    config = {
+        'machineType': family.machine_type,
+        'accelerators': [{'acceleratorCount': str(family.gpu_count), 'acceleratorType': family.gke_accelerator,
+                          'gpuDriverInstallationConfig': {'gpuDriverVersion': driver}}],
+        'imageType': image_type,
+        'oauthScopes': list(gke_catalog.GKE_NODE_SCOPES),
+        'reservationAffinity': _reservation(reservation_affinity, reservation, reservation_project, reservation_block, provisioning),
+    }
+    if not rdma:
+        config['gvnic'] = {'enabled': True}   # seed 003 --enable-gvnic
+    else:
+        config['gpuDirectConfig'] = {'gpuDirectStrategy': gke_catalog.GKE_RDMA_STRATEGY}   # seed 001 --gpudirect-strategy=rdma
+    if labels:
+        config['labels'] = labels
+    if provisioning == 'spot':
+        config['spot'] = True
+    elif provisioning == 'flex_start':
+        config['flexStart'] = True
+    body = {'name': name, 'config': config, 'management': {'autoRepair': True, 'autoUpgrade': bool(autoupgrade)},
+            'upgradeSettings': {'maxSurge': 1}}
+    if autoscaling:
+        low, high = int(autoscaling.get('min_node_count', 0)), int(autoscaling.get('max_node_count', 0))
+        if high < max(low, 1):
+            raise PlanError('autoscaling: max_node_count (%d) must be at least 1 and at least min_node_count (%d)' % (high, low))
+        body['autoscaling'] = {'enabled': True, 'minNodeCount': low, 'maxNodeCount': high}
+        body['initialNodeCount'] = int(node_count) if node_count is not None else low
+    else:
+        body['initialNodeCount'] = int(node_count if node_count is not None else 2)
+    if node_locations:
+        body['locations'] = list(node_locations)
+    network_config = {}
+    if pairs:
+        network_config['additionalNodeNetworkConfigs'] = [{'network': n, 'subnetwork': s} for n, s in pairs]
+    if networking == DRANET:
+        network_config['acceleratorNetworkProfile'] = gke_catalog.GKE_ACCELERATOR_NETWORK_PROFILE
+    if network_config:
+        body['networkConfig'] = network_config
+    if compact_placement:
+        body['placementPolicy'] = {'type': 'COMPACT'}
+    elif placement_policy:
+        body['placementPolicy'] = {'policyName': placement_policy}
+    return NodePoolPlan(family, cluster, location, name, networking, pairs, body)
+
+
+def _comparable(field, value):
+    if field == 'networkConfig.additionalNodeNetworkConfigs':
+        return [(links.resource_name(item.get('network')), links.resource_name(item.get('subnetwork'))) for item in value or []]
+    if field == 'config.accelerators':
+        return sorted((item.get('acceleratorType'), str(item.get('acceleratorCount', '1')),
+                       dig(item, 'gpuDriverInstallationConfig.gpuDriverVersion')) for item in value or [])
+    if field == 'config.gvnic':
+        return bool((value or {}).get('enabled'))
+    if field in ('config.spot', 'config.flexStart'):
+        return bool(value)
+    if field == 'config.oauthScopes':
+        return sorted(value or [])
+    if field == 'config.reservationAffinity':
+        value = value or {}
+        return (value.get('consumeReservationType', 'ANY_RESERVATION'), tuple(value.get('values') or ()))
+    if field == 'config.gpuDirectConfig':
+        return (value or {}).get('gpuDirectStrategy') or None
+    if field == 'placementPolicy':
+        value = value or {}
+        return (value.get('type'), links.resource_name(value.get('policyName')) if value.get('policyName') else None)
+    return value
+
+
+def changes(plan, current, current_size=None):
+    """(calls, immutable) between the plan and an existing pool.
+
+    ``current_size``: nodes per zone now (the target size of the pool's instance groups); GKE leaves
+    ``initialNodeCount`` at the size the pool was created with, so it is the fallback only.
+
+    ``calls``: [(method, body)] the API applies in place -- ``setSize``, ``setAutoscaling``,
+    ``setManagement`` or ``update`` (labels, locations; with the pool's ``etag``). ``immutable``:
+    [(field, current value, planned value)] that only a new pool fixes.
+    """
+    immutable = []
+    for field in IMMUTABLE_FIELDS:
+        wanted, have = dig(plan.body, field), dig(current, field)
+        if field == 'placementPolicy' and wanted is None:
+            continue
+        if _comparable(field, wanted) != _comparable(field, have):
+            immutable.append((field, have, wanted))
+    # seed 003 "Limitaciones": no multi-instance GPU, GPU time-sharing or MPS on a GPUDirect pool.
+    for accelerator in dig(current, 'config.accelerators') or []:
+        if accelerator.get('gpuPartitionSize') or accelerator.get('gpuSharingConfig'):
+            immutable.append(('config.accelerators.gpuSharingConfig', accelerator.get('gpuSharingConfig') or accelerator.get('gpuPartitionSize'),
+                              None))
+    calls = []
+    wanted_scaling = plan.body.get('autoscaling') or {'enabled': False}
+    have_scaling = current.get('autoscaling') or {'enabled': False}
+    scaling_keys = ('enabled', 'minNodeCount', 'maxNodeCount')
+    if {k: wanted_scaling.get(k) for k in scaling_keys if wanted_scaling.get('enabled') or k == 'enabled'} != \
+            {k: have_scaling.get(k) for k in scaling_keys if wanted_scaling.get('enabled') or k == 'enabled'}:
+        calls.append(('setAutoscaling', {'autoscaling': wanted_scaling}))
+    size = int(current.get('initialNodeCount') or 0) if current_size is None else current_size
+    if not wanted_scaling.get('enabled') and size != plan.body['initialNodeCount']:
+        calls.append(('setSize', {'nodeCount': plan.body['initialNodeCount']}))
+    wanted_management = plan.body['management']
+    if {k: bool(dig(current, 'management.' + k)) for k in wanted_management} != wanted_management:
+        calls.append(('setManagement', {'management': wanted_management}))
+    wanted_labels = dig(plan.body, 'config.labels') or {}
+    if wanted_labels != (dig(current, 'config.labels') or {}):
+        calls.append(('update', {'labels': {'labels': wanted_labels}}))
+    if plan.body.get('locations') and sorted(plan.body['locations']) != sorted(current.get('locations') or []):
+        calls.append(('update', {'locations': plan.body['locations']}))
+    return calls, immutable
+
+
+MANAGED_FIELDS = IMMUTABLE_FIELDS + ('initialNodeCount', 'autoscaling', 'management', 'config.labels', 'locations')
+
+
+def view(pool):
+    if pool is None:
+        return None
+    return {field: dig(pool, field) for field in MANAGED_FIELDS}
+
+
+def planned_view(plan, current):
+    after = dict(view(current) or {})
+    for field in MANAGED_FIELDS:
+        value = dig(plan.body, field)
+        if value is not None or current is None:
+            after[field] = value
+    return after
+
+
+def describe_immutable(immutable):
+    return '; '.join('%s (now %s, planned %s)' % (field, _short(have), _short(wanted)) for field, have, wanted in immutable)
+
+
+def _short(value):
+    text = str(value)
+    return text if len(text) <= 160 else text[:157] + '...'

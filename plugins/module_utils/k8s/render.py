@@ -1,0 +1,236 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes objects of GPUDirect on GKE, rendered from the catalog: pure functions (catalog + inputs ->
+list of dicts), exposed as filters (plugins/filter/gke.py) and applied one by one by the roles
+gke_gpudirect (TCPX / TCPXO, seed 003) and gke_rdma (RDMA, seed 001).
+
+The vendor's DaemonSets and test workloads are loaded as data from manifests/ (verbatim copies, see
+manifests/SOURCES.md); only what the catalog decides is overridden here: image tags and the GPU
+nodes they run on. Bad input raises RenderError naming the input and the fix, before anything is
+applied.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shlex
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families import (
+    FAMILIES, GKE, RDMA, check_technology, choices_text, families_for_technology,
+)
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.gke import (
+    GKE_NETWORK_API_VERSION, GKE_NETWORK_DEVICE_MODE, GKE_NETWORK_NAME, GKE_NETWORK_TYPE, GKE_RDMA, GKE_VPC_LAYOUT,
+    NRI_DEVICE_INJECTOR, gke_stack,
+)
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import version_pair
+
+MANIFEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'manifests')
+ACCELERATOR_LABEL = 'cloud.google.com/gke-accelerator'
+NODE_POOL_LABEL = 'cloud.google.com/gke-nodepool'
+
+# The vendor files each object comes from (paths under manifests/, the upstream repository's layout).
+INSTALLER_MANIFESTS = {'TCPXO': 'gpudirect-tcpxo/nccl-tcpxo-installer.yaml', 'TCPX': 'gpudirect-tcpx/nccl-tcpx-installer.yaml'}
+NRI_MANIFEST = 'nri_device_injector/nri-device-injector.yaml'
+TEST_MANIFESTS = {
+    'TCPXO': ('gpudirect-tcpxo/nccl-test-latest.yaml',),
+    'TCPX': ('gpudirect-tcpx/nccl-config.yaml', 'gpudirect-tcpx/nccl-test-latest.yaml'),
+    'RDMA': ('seeds/001-nccl-test-workload.yaml',),
+}
+CLUSTER_SCOPED_KINDS = frozenset(('Network', 'GKENetworkParamSet', 'Namespace', 'Node', 'CustomResourceDefinition',
+                                  'DeviceClass', 'ComputeClass'))
+
+
+class RenderError(ValueError):
+    """Bad input to a render function; the message names the input and the fix."""
+
+
+def load_manifest(relative):
+    """The objects of a vendored manifest (a YAML stream), as new dicts."""
+    import yaml  # pylint: disable=import-outside-toplevel  (controller side only: filters)
+    with open(os.path.join(MANIFEST_DIR, relative), encoding='utf-8') as handle:
+        return [doc for doc in yaml.safe_load_all(handle) if doc]
+
+
+def _technology(technology, allowed):
+    try:
+        tech = check_technology(technology)
+    except ValueError as exc:
+        raise RenderError('technology: %s' % exc) from None
+    if tech not in allowed:
+        raise RenderError('technology: %s is not handled here; choose one of: %s' % (tech, choices_text(allowed)))
+    return tech
+
+
+def gke_accelerators(technology):
+    """The GKE accelerator types (node label cloud.google.com/gke-accelerator) of the technology's families."""
+    tech = check_technology(technology)
+    return [f.gke_accelerator for f in families_for_technology(tech) if f.gke_accelerator and GKE in f.platforms]
+
+
+def gke_family(technology):
+    """The one catalog family of ``technology`` that runs on GKE (A3 Mega for TCPXO, A3 High for TCPX)."""
+    families = [f for f in families_for_technology(technology) if f.gke_accelerator and GKE in f.platforms]
+    return families[0]
+
+
+def gpu_node_selector(technology, node_pool=None, machine_type=None):
+    """The label selector of the GPU nodes the DaemonSets (TCPX / TCPXO) or the RDMA workloads must run
+    on (k8s_info ``label_selectors``): the technology's GKE accelerators (or ``machine_type``'s), the
+    pool, and for RDMA the DRANET node label seed 001 gives the pool."""
+    tech = check_technology(technology)
+    if machine_type:
+        family = FAMILIES.get(machine_type)
+        if family is None or family.technology != tech or not family.gke_accelerator:
+            raise RenderError('machine_type: %r is not a GKE machine type of GPUDirect-%s; choose one of: %s' % (
+                machine_type, tech, choices_text([f.machine_type for f in families_for_technology(tech) if f.gke_accelerator])))
+        accelerators = [family.gke_accelerator]
+    else:
+        accelerators = gke_accelerators(tech)
+    selector = ['%s in (%s)' % (ACCELERATOR_LABEL, ','.join(accelerators))]
+    if tech == RDMA:
+        selector.append('%s=%s' % GKE_RDMA['dranet_node_label'])
+    if node_pool:
+        selector.append('%s=%s' % (NODE_POOL_LABEL, node_pool))
+    return selector
+
+
+def _namespaced(obj, namespace):
+    if namespace and obj['kind'] not in CLUSTER_SCOPED_KINDS:
+        obj.setdefault('metadata', {})['namespace'] = namespace
+    return obj
+
+
+# ---------------------------------------------------------------------------------------------
+# Networks (seed 003 "Crea el entorno de GKE")
+# ---------------------------------------------------------------------------------------------
+
+def gke_network_objects(technology, network_prefix=None, networks=None):
+    """One GKENetworkParamSet then one Network (type Device) per data VPC, named vpc1..vpcN as the seed
+    names them. ``networks``: the data VPCs in NIC order (``{name, subnet}`` as gce_gpudirect_network
+    returns them, or ``{network, subnetwork}`` as a node pool's additional networks), else
+    ``PREFIX-net-N`` / ``PREFIX-sub-N`` from ``network_prefix``."""
+    tech = _technology(technology, ('TCPXO', 'TCPX'))
+    count = gke_family(tech).data_nic_count
+    if networks:
+        pairs = [(_last(n.get('name') or n.get('network')), _last(n.get('subnet') or n.get('subnetwork'))) for n in networks]
+        if len(pairs) != count or not all(a and b for a, b in pairs):
+            raise RenderError('networks: GPUDirect-%s needs %d data VPCs, each with a network and a subnet, in NIC order; got %d'
+                              % (tech, count, len(pairs)))
+    elif network_prefix:
+        pairs = [(GKE_VPC_LAYOUT['network'].format(prefix=network_prefix, n=n), GKE_VPC_LAYOUT['subnet'].format(prefix=network_prefix, n=n))
+                 for n in range(1, count + 1)]
+    else:
+        raise RenderError('network_prefix: give the prefix of the data VPCs (PREFIX-net-N, PREFIX-sub-N) or the networks list')
+    objects = []
+    for n, (vpc, subnet) in enumerate(pairs, start=1):
+        name = GKE_NETWORK_NAME.format(n=n)
+        objects.append({'apiVersion': GKE_NETWORK_API_VERSION, 'kind': 'GKENetworkParamSet', 'metadata': {'name': name},
+                        'spec': {'vpc': vpc, 'vpcSubnet': subnet, 'deviceMode': GKE_NETWORK_DEVICE_MODE}})
+        objects.append({'apiVersion': GKE_NETWORK_API_VERSION, 'kind': 'Network', 'metadata': {'name': name},
+                        'spec': {'type': GKE_NETWORK_TYPE,
+                                 'parametersRef': {'group': 'networking.gke.io', 'kind': 'GKENetworkParamSet', 'name': name}}})
+    return objects
+
+
+def _last(link):
+    return str(link).rstrip('/').rsplit('/', 1)[-1] if link else None
+
+
+# ---------------------------------------------------------------------------------------------
+# DaemonSets (seed 003 "Instala el objeto binario de GPUDirect" and "inyector de dispositivos NRI")
+# ---------------------------------------------------------------------------------------------
+
+def _gpu_affinity(technology, node_pool):
+    expressions = [{'key': ACCELERATOR_LABEL, 'operator': 'In', 'values': gke_accelerators(technology)}]
+    if node_pool:
+        expressions.append({'key': NODE_POOL_LABEL, 'operator': 'In', 'values': [node_pool]})
+    return {'nodeAffinity': {'requiredDuringSchedulingIgnoredDuringExecution': {'nodeSelectorTerms': [{'matchExpressions': expressions}]}}}
+
+
+def _container(pod_spec, name, where):
+    for container in (pod_spec.get('initContainers') or []) + (pod_spec.get('containers') or []):
+        if container.get('name') == name:
+            return container
+    raise RenderError('%s: the vendor manifest has no container %s (manifests/SOURCES.md: re-vendor or update render.py)' % (where, name))
+
+
+def gke_daemonsets(technology, node_pool=None, plugin_image=None):
+    """The NCCL plugin installer DaemonSet of the technology and the NRI device injector (seed 003: both
+    TCPX and TCPXO install it), restricted to the technology's GPU nodes (and ``node_pool``). The
+    installer runs the catalog's GKE plugin image (``plugin_image`` overrides it)."""
+    tech = _technology(technology, ('TCPXO', 'TCPX'))
+    stack = gke_stack(tech)
+    installer = load_manifest(INSTALLER_MANIFESTS[tech])[0]
+    image = plugin_image or version_pair(tech, platform=GKE).plugin_image
+    _container(installer['spec']['template']['spec'], stack.installer.name, INSTALLER_MANIFESTS[tech])['image'] = image
+    nri = load_manifest(NRI_MANIFEST)[0]
+    for daemonset in (installer, nri):
+        daemonset['spec']['template']['spec']['affinity'] = _gpu_affinity(tech, node_pool)
+    if (installer['metadata']['name'], nri['metadata']['name']) != (stack.installer.name, NRI_DEVICE_INJECTOR.name):
+        raise RenderError('manifests: the vendored DaemonSets are not named as the catalog names them')
+    return [installer, nri]
+
+
+# ---------------------------------------------------------------------------------------------
+# RDMA (seed 001): the ResourceClaimTemplate all-mrdma
+# ---------------------------------------------------------------------------------------------
+
+def rdma_claim_template(namespace=None):
+    """ResourceClaimTemplate ``all-mrdma`` (resource.k8s.io/v1): every device of class mrdma.google.com."""
+    return _namespaced({
+        'apiVersion': GKE_RDMA['resource_claim_api_version'], 'kind': 'ResourceClaimTemplate',
+        'metadata': {'name': GKE_RDMA['resource_claim_template']},
+        'spec': {'spec': {'devices': {'requests': [{'name': GKE_RDMA['resource_claim_request'], 'exactly': {
+            'deviceClassName': GKE_RDMA['device_class'], 'allocationMode': GKE_RDMA['allocation_mode']}}]}}},
+    }, namespace)
+
+
+# ---------------------------------------------------------------------------------------------
+# The seeds' NCCL test workloads and their commands
+# ---------------------------------------------------------------------------------------------
+
+def nccl_test_objects(technology, namespace=None):
+    """The seed's NCCL test workload (two Services, two Pods; TCPX also the ConfigMap of its scripts), with
+    the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: seed 001's diagnostic image)."""
+    tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
+    objects = [obj for path in TEST_MANIFESTS[tech] for obj in load_manifest(path)]
+    for obj in objects:
+        _namespaced(obj, namespace)
+        if obj['kind'] != 'Pod':
+            continue
+        spec = obj['spec']
+        if tech == RDMA:
+            _container(spec, 'test', TEST_MANIFESTS[tech][0])['image'] = GKE_RDMA['test_image']
+        else:
+            stack, pair = gke_stack(tech), version_pair(tech, platform=GKE)
+            _container(spec, stack.daemon_container, TEST_MANIFESTS[tech][-1])['image'] = pair.rxdm_image
+            _container(spec, 'nccl-test', TEST_MANIFESTS[tech][-1])['image'] = pair.plugin_image
+    return objects
+
+
+def nccl_test_exec(technology):
+    """Where and what the seed runs for its NCCL test: ``{pod, container, command}`` for k8s_exec (the
+    command as one string; k8s_exec splits it like a shell, without one)."""
+    tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
+    if tech == RDMA:
+        # seed 001: kubectl exec nccl-test-host-1 -it -- /usr/local/gib/scripts/run_nccl_tests.sh ...; its Pods have one container.
+        return {'pod': 'nccl-test-host-1', 'container': 'test', 'command': GKE_RDMA['test_command']}
+    words = shlex.split(gke_stack(tech).test_command)
+    split = words.index('--')
+    options = words[2:split]
+    container = next(w.split('=', 1)[1] for w in options if w.startswith('--container='))
+    pod = [w for w in options if not w.startswith('-')][0]
+    return {'pod': pod, 'container': container, 'command': ' '.join(shlex.quote(w) for w in words[split + 1:])}
+
+
+def nccl_machine_type(technology):
+    """The machine type whose thresholds judge the test (A3 Mega, A3 High; RDMA: A3 Ultra)."""
+    tech = check_technology(technology)
+    if tech == RDMA:
+        return next(name for name, f in FAMILIES.items() if f.technology == RDMA and f.nccl_min_avg_busbw_gbps)
+    return gke_family(tech).machine_type
+
+
+def copy_objects(objects):
+    return copy.deepcopy(list(objects))

@@ -1,0 +1,304 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gke_gpudirect_cluster
+short_description: A GKE cluster ready for GPUDirect node pools (Dataplane V2, IP aliases, multi-networking)
+version_added: 0.2.0
+description:
+  - Creates, adopts or deletes a GKE cluster for GPUDirect-TCPXO (A3 Mega), GPUDirect-TCPX (A3 High) or GPUDirect RDMA
+    (A3 Ultra, A4), as the GKE manuals create it; a Standard cluster with Dataplane V2, IP aliases and multi-networking,
+    with node auto-upgrade off, at a GKE version that meets the technology's floor.
+  - When O(version) is not given, the location's default version is used if it meets the floor, otherwise the newest
+    valid master version that does (from C(getServerConfig)).
+  - Refuses Autopilot for GPUDirect-TCPX and GPUDirect-TCPXO, and versions below the floor, before any request that
+    changes anything.
+  - An existing cluster is adopted; what it lacks is reported field by field. Multi-networking is turned on in place
+    (C(ClusterUpdate.desiredEnableMultiNetworking)) and a control plane below the floor is upgraded in place
+    (C(desiredMasterVersion)), one update at a time; Dataplane V2, IP aliases and the cluster mode cannot be changed, so
+    a cluster without them fails, naming the fields.
+  - GKE runs one operation at a time per cluster; a call refused because another operation is running awaits that
+    operation and is sent again. Operations are polled with backoff; their progress is returned in RV(operations).
+author:
+  - aiinfra.gpudirect contributors (@aiinfra)
+extends_documentation_fragment:
+  - aiinfra.gpudirect.gcp
+attributes:
+  check_mode:
+    support: full
+    description: Plans and reports the create or the in-place updates without calling any mutating method.
+  diff_mode:
+    support: full
+    description: Shows the managed fields of the cluster before and after.
+options:
+  cluster:
+    description:
+      - Name of the cluster.
+    type: str
+    required: true
+  location:
+    description:
+      - A zone (zonal cluster, as in seed 003's TCPXO tab) or a region (regional cluster).
+    type: str
+    required: true
+  machine_type:
+    description:
+      - The GPU machine type the cluster is for; it decides the GPUDirect technology, and with it the version floor and
+        whether Autopilot is allowed.
+    type: str
+    required: true
+    choices: [a3-megagpu-8g, a3-highgpu-8g, a3-ultragpu-8g, a4-highgpu-8g]
+  state:
+    description:
+      - V(present) creates or adopts the cluster.
+      - V(absent) deletes it, but only a cluster this module created (it carries the resource label
+        C(aiinfra-gpudirect=managed)) unless O(delete_adopted=true).
+    type: str
+    choices: [present, absent]
+    default: present
+  cluster_mode:
+    description:
+      - V(standard) or V(autopilot). Autopilot is refused for GPUDirect-TCPX and GPUDirect-TCPXO (seed 003); for RDMA its
+        floor is 1.36.2-gke.1368000 (seed 001).
+    type: str
+    choices: [standard, autopilot]
+    default: standard
+  version:
+    description:
+      - GKE version of the control plane, such as C(1.30.4-gke.1129000) or a minor such as C(1.33).
+      - Refused when older than the technology's floor for its minor version (seed 003 "Requisitos", seed 001).
+    type: str
+  multi_networking:
+    description:
+      - Enable multi-networking (needed by additional node networks). TCPX and TCPXO need it.
+    type: bool
+    default: true
+  network:
+    description:
+      - The cluster's VPC network (its nodes' eth0). The project's C(default) network when unset.
+    type: str
+  subnetwork:
+    description:
+      - The cluster's subnetwork in O(network).
+    type: str
+  default_pool_node_count:
+    description:
+      - Nodes of the cluster's default node pool (per zone), as C(gcloud container clusters create) makes it.
+    type: int
+    default: 3
+  autoupgrade:
+    description:
+      - Node auto-upgrade of the default pool. The manuals turn it off (C(--no-enable-autoupgrade)).
+    type: bool
+    default: false
+  delete_adopted:
+    description:
+      - With O(state=absent), delete the cluster even if this module did not create it.
+    type: bool
+    default: false
+  wait_timeout:
+    description:
+      - Seconds to wait for each Container operation (a cluster create takes several minutes).
+    type: int
+    default: 1800
+notes:
+  - The modules of this collection that talk to Google Cloud run on the controller.
+  - RV(kubeconfig) holds no secret; its user runs C(gke-gcloud-auth-plugin). Write it with C(no_log) anyway if your
+    plays log task arguments.
+seealso:
+  - module: aiinfra.gpudirect.gke_gpudirect_node_pool
+  - module: aiinfra.gpudirect.gce_gpudirect_network
+"""
+
+EXAMPLES = r"""
+- name: A zonal cluster for A3 Mega (GPUDirect-TCPXO) at a version GKE picks above the floor
+  aiinfra.gpudirect.gke_gpudirect_cluster:
+    project: my-project
+    cluster: a3mega
+    location: us-central1-a
+    machine_type: a3-megagpu-8g
+  register: gke_cluster
+
+- name: A regional cluster for A3 High (GPUDirect-TCPX) at a fixed version
+  aiinfra.gpudirect.gke_gpudirect_cluster:
+    cluster: a3high
+    location: us-central1
+    machine_type: a3-highgpu-8g
+    version: 1.30.4-gke.1129000
+
+- name: Delete the cluster the collection created (an adopted one stays)
+  aiinfra.gpudirect.gke_gpudirect_cluster:
+    cluster: a3mega
+    location: us-central1-a
+    machine_type: a3-megagpu-8g
+    state: absent
+"""
+
+RETURN = r"""
+cluster:
+  description:
+    - The cluster as the Container API returns it after the run (before, in check mode; absent when it does not exist).
+    - With O(state=absent), the cluster as it was found, before it is deleted.
+  returned: when the cluster exists
+  type: dict
+endpoint:
+  description: URL of the cluster's Kubernetes API.
+  returned: when the cluster exists
+  type: str
+  sample: https://34.30.1.2
+ca_certificate:
+  description: The cluster CA certificate, base64 PEM (C(masterAuth.clusterCaCertificate)).
+  returned: when the cluster exists
+  type: str
+kubeconfig:
+  description: A kubeconfig for the cluster whose user runs C(gke-gcloud-auth-plugin), as a dict (no token in it).
+  returned: when the cluster exists
+  type: dict
+plan:
+  description: The planned cluster settings.
+  returned: with O(state=present)
+  type: dict
+  sample: {name: a3mega, location: us-central1-a, machine_type: a3-megagpu-8g, technology: TCPXO, cluster_mode: standard,
+           version: 1.33.5-gke.1308000, multi_networking: true}
+actions:
+  description: What was done (or would be done in check mode), one line each.
+  returned: always
+  type: list
+  elements: str
+  sample: ["create cluster a3mega (1.33.5-gke.1308000)"]
+operations:
+  description: Progress lines of the Container operations awaited.
+  returned: always
+  type: list
+  elements: str
+managed:
+  description: Whether the cluster carries the label this module puts on clusters it creates.
+  returned: when the cluster exists
+  type: bool
+"""
+
+import time
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
+
+ARGUMENT_SPEC = {
+    'cluster': {'type': 'str', 'required': True},
+    'location': {'type': 'str', 'required': True},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'cluster_mode': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'autopilot']},
+    'version': {'type': 'str'},
+    'multi_networking': {'type': 'bool', 'default': True},
+    'network': {'type': 'str'},
+    'subnetwork': {'type': 'str'},
+    'default_pool_node_count': {'type': 'int', 'default': gke_catalog.GKE_DEFAULT_POOL_NODE_COUNT},
+    'autoupgrade': {'type': 'bool', 'default': False},
+    'delete_adopted': {'type': 'bool', 'default': False},
+    'wait_timeout': {'type': 'int', 'default': 1800},
+}
+
+
+def is_managed(cluster):
+    key, value = gke_catalog.GKE_MANAGED_LABEL
+    return (cluster.get('resourceLabels') or {}).get(key) == value
+
+
+def wait_running(container, path, timeout, sleep):
+    """Re-read the cluster until it is RUNNING (an operation of an earlier run may still be at work);
+    fail on ERROR or RUNNING_WITH_ERROR with GKE's statusMessage."""
+    deadline = time.monotonic() + timeout
+    while True:
+        current = container.get(path, action='read cluster %s' % path)
+        status = (current or {}).get('status')
+        if current is None or status == 'RUNNING':
+            return current
+        if status in ('ERROR', 'RUNNING_WITH_ERROR', 'DEGRADED'):
+            raise common.PlanError('cluster %s is %s: %s' % (path, status, current.get('statusMessage') or 'no status message'))
+        if time.monotonic() >= deadline:
+            raise common.PlanError('cluster %s is still %s after %ss; rerun to pick it up' % (path, status, timeout))
+        sleep(5.0)
+
+
+def results(cluster):
+    if not cluster:
+        return {}
+    endpoint = cluster.get('endpoint') or ''
+    ca = (cluster.get('masterAuth') or {}).get('clusterCaCertificate') or ''
+    return {'cluster': cluster, 'endpoint': 'https://%s' % endpoint if endpoint else '', 'ca_certificate': ca,
+            'kubeconfig': common.kubeconfig(cluster['name'], endpoint, ca), 'managed': is_managed(cluster)}
+
+
+def main():
+    module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
+    params = module.params
+    progress = common.Progress()
+    result = {'actions': [], 'operations': progress.lines}
+    location, name = params['location'], params['cluster']
+    path = common.cluster_path(location, name)
+    container = module.container
+    sleep = container.transport.sleep
+    try:
+        current = container.get(path, action='read cluster %s' % name)
+        before = gke_cluster.view(current)
+        if params['state'] == 'absent':
+            result.update(results(current))   # as found: a teardown reads the kubeconfig here (check mode) first
+            if current is not None and not is_managed(current) and not params['delete_adopted']:
+                module.warn('cluster %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set delete_adopted: '
+                            'true to delete it' % ((name,) + gke_catalog.GKE_MANAGED_LABEL))
+            elif current is not None:
+                result['actions'].append('delete cluster %s' % name)
+                if not module.check_mode:
+                    container.run('DELETE', path, 'delete cluster %s' % name, timeout=params['wait_timeout'], progress=progress)
+            module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': None if result['actions'] else before},
+                             **result)
+
+        server_config = None
+        if not params['version']:
+            server_config = container.get('%s/serverConfig' % location, action='read the GKE versions of %s' % location)
+        plan = gke_cluster.build_cluster_plan(
+            name, location, params['machine_type'], mode=params['cluster_mode'], version=params['version'],
+            multi_networking=params['multi_networking'], network=params['network'], subnetwork=params['subnetwork'],
+            default_pool_node_count=params['default_pool_node_count'], autoupgrade=params['autoupgrade'], server_config=server_config)
+        result['plan'] = plan.summary()
+        after = gke_cluster.planned_view(plan, current)
+        if current is None:
+            result['actions'].append('create cluster %s (%s)' % (name, plan.version))
+            if not module.check_mode:
+                container.run('POST', '%s/clusters' % location, 'create cluster %s' % name, body={'cluster': plan.body},
+                              timeout=params['wait_timeout'], progress=progress, target='clusters/%s' % name)
+        else:
+            if not module.check_mode:
+                current = wait_running(container, path, params['wait_timeout'], sleep)
+            updates, problems = gke_cluster.changes(plan, current)
+            if problems:
+                module.fail_json(msg='cluster %s exists but cannot carry GPUDirect-%s node pools, and these cannot be changed in place: %s; '
+                                 'delete it (state: absent, delete_adopted: true) or choose another cluster name'
+                                 % (name, plan.family.technology, '; '.join(problems)), noncompliant=problems, **result)
+            for update in updates:
+                field, value = next(iter(update.items()))
+                result['actions'].append('update cluster %s: %s=%s' % (name, field, value))
+                if field == 'desiredMasterVersion':
+                    after['currentMasterVersion'] = value
+                if not module.check_mode:
+                    container.run('PUT', path, 'update cluster %s (%s)' % (name, field), body={'update': update},
+                                  timeout=params['wait_timeout'], progress=progress)
+        if not module.check_mode:
+            current = wait_running(container, path, params['wait_timeout'], sleep)
+            after = gke_cluster.view(current)
+        result.update(results(current))
+    except common.PlanError as exc:
+        module.fail_json(msg=str(exc), **result)
+    except GcpError as exc:
+        module.fail_from_error(exc, **result)
+    module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
+
+
+if __name__ == '__main__':
+    main()

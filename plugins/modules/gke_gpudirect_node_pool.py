@@ -1,0 +1,439 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gke_gpudirect_node_pool
+short_description: The GPU node pool of a GKE GPUDirect cluster (A3 Mega, A3 High, A3 Ultra, A4)
+version_added: 0.2.0
+description:
+  - Creates, checks, recreates or deletes the GPU node pool of the GKE manuals; A3 Mega (GPUDirect-TCPXO) and A3 High
+    (GPUDirect-TCPX) pools with gVNIC and one additional node network per secondary NIC in NIC order (seed 003), and
+    A3 Ultra / A4 pools with GPUDirect RDMA (C(gpuDirectConfig.gpuDirectStrategy=RDMA)), either with
+    C(acceleratorNetworkProfile=auto) and the DRANET node label or with seed 001's manual multi-network layout (one gVNIC
+    network and 8 RDMA subnets).
+  - The machine type decides the accelerator type and count; the GPU driver is installed by GKE (C(LATEST) by default);
+    the node image is Container-Optimized OS; node auto-upgrade is off, as in the manuals.
+  - Every input is checked before any request that changes anything; the machine type against the technology, the
+    cluster's version against the technology's floor, Dataplane V2 and multi-networking on the cluster, the number of
+    additional networks, DRANET together with additional networks, reservation inputs, Autopilot clusters.
+  - An existing pool is compared field by field. The node count, autoscaling, auto-upgrade/repair, labels and node
+    locations are changed in place (setSize, setAutoscaling, setManagement, update with the pool's etag). Any other
+    difference is immutable; it fails naming each field, unless O(recreate=true), which deletes the pool and creates it
+    again.
+  - Capacity and quota errors of the create are reported by name (C(ZONE_RESOURCE_POOL_EXHAUSTED), C(QUOTA_EXCEEDED))
+    with what to try instead.
+  - Returns the pool and the names of its Nodes, read from the cluster's Kubernetes API (Nodes labelled
+    C(cloud.google.com/gke-nodepool=NAME)) with the module's credentials.
+author:
+  - aiinfra.gpudirect contributors (@aiinfra)
+extends_documentation_fragment:
+  - aiinfra.gpudirect.gcp
+attributes:
+  check_mode:
+    support: full
+    description: Plans and reports the create, the in-place changes or the recreate without calling any mutating method.
+  diff_mode:
+    support: full
+    description: Shows the managed fields of the pool before and after.
+options:
+  cluster:
+    description:
+      - Name of the cluster (made by M(aiinfra.gpudirect.gke_gpudirect_cluster) or adopted by it).
+    type: str
+    required: true
+  location:
+    description:
+      - The cluster's location (zone or region).
+    type: str
+    required: true
+  name:
+    description:
+      - Name of the node pool.
+    type: str
+    required: true
+  machine_type:
+    description:
+      - GPU machine type of the nodes; it decides the technology, the accelerator and the number of additional networks.
+    type: str
+    required: true
+    choices: [a3-megagpu-8g, a3-highgpu-8g, a3-ultragpu-8g, a4-highgpu-8g]
+  state:
+    description:
+      - V(present) or V(absent).
+    type: str
+    choices: [present, absent]
+    default: present
+  node_count:
+    description:
+      - Nodes per node location (the initial count with O(autoscaling)).
+    type: int
+    default: 2
+  autoscaling:
+    description:
+      - Autoscaling limits per node location; no autoscaling when unset.
+    type: dict
+    suboptions:
+      min_node_count:
+        description: Minimum nodes.
+        type: int
+        default: 0
+      max_node_count:
+        description: Maximum nodes.
+        type: int
+        required: true
+  node_locations:
+    description:
+      - Zones of the nodes; the cluster's zones when unset.
+    type: list
+    elements: str
+  accelerator_type:
+    description:
+      - GKE accelerator type; only the machine type's own (for example C(nvidia-h100-mega-80gb)) is accepted. Derived from
+        O(machine_type) when unset.
+    type: str
+  gpu_driver_version:
+    description:
+      - The GPU driver GKE installs (C(gpu-driver-version)); V(INSTALLATION_DISABLED) is refused (GPUDirect needs driver 535+).
+    type: str
+    choices: [LATEST, DEFAULT, INSTALLATION_DISABLED]
+    default: LATEST
+  networking:
+    description:
+      - V(multi_network) attaches the additional node networks (TCPX, TCPXO, and seed 001's manual RDMA variant).
+      - V(dranet) (RDMA only) uses C(acceleratorNetworkProfile=auto) and the DRANET node label; seed 001 says the
+        multi-network API and DRANET cannot share a node pool.
+      - V(dranet) for A3 Ultra / A4, V(multi_network) otherwise, when unset.
+    type: str
+    choices: [dranet, multi_network]
+  network_prefix:
+    description:
+      - Prefix of the per-NIC networks made by M(aiinfra.gpudirect.gce_gpudirect_network) with O(aiinfra.gpudirect.gce_gpudirect_network#module:layout=gke) or
+        O(aiinfra.gpudirect.gce_gpudirect_network#module:layout=gke_rdma); the additional networks are then C(PREFIX-net-N)/C(PREFIX-sub-N) (seed 003) or
+        C(PREFIX-gvnic-net)/C(PREFIX-gvnic-sub) and C(PREFIX-rdma-net)/C(PREFIX-rdma-sub-0..7) (seed 001).
+    type: str
+  additional_networks:
+    description:
+      - The additional node networks in NIC order (eth1, eth2, ...) instead of O(network_prefix).
+    type: list
+    elements: dict
+    suboptions:
+      network:
+        description: VPC network name.
+        type: str
+        required: true
+      subnetwork:
+        description: Subnetwork name.
+        type: str
+        required: true
+  compact_placement:
+    description:
+      - Compact placement (GKE makes the placement policy).
+    type: bool
+    default: false
+  placement_policy:
+    description:
+      - Name of your own compact placement resource policy (seed 003's C(--placement-policy)).
+    type: str
+  reservation_affinity:
+    description:
+      - V(specific) with O(reservation), V(any) or V(none). V(specific) when O(reservation) is given, else V(any).
+    type: str
+    choices: [any, none, specific]
+  reservation:
+    description:
+      - Reservation name to consume.
+    type: str
+  reservation_project:
+    description:
+      - Project of the reservation (seed 001 C(RESERVATION_PROJECT)); needed with O(reservation_block).
+    type: str
+  reservation_block:
+    description:
+      - A block of the reservation (seed 001 C(reservationBlocks/BLOCK)).
+    type: str
+  provisioning:
+    description:
+      - V(standard), V(spot) or V(flex_start) nodes. Spot and flex-start do not consume reservations.
+    type: str
+    choices: [standard, spot, flex_start]
+    default: standard
+  labels:
+    description:
+      - Kubernetes labels of the nodes (the DRANET label is added for O(networking=dranet)).
+    type: dict
+  autoupgrade:
+    description:
+      - Node auto-upgrade; the manuals turn it off.
+    type: bool
+    default: false
+  recreate:
+    description:
+      - When the existing pool differs in a field the API cannot change, delete it and create it as planned.
+    type: bool
+    default: false
+  read_nodes:
+    description:
+      - Read the names of the pool's Nodes from the cluster's Kubernetes API (needs credentials the cluster accepts).
+    type: bool
+    default: true
+  nodes_timeout:
+    description:
+      - Seconds to wait for all of the pool's Nodes to register.
+    type: int
+    default: 600
+  wait_timeout:
+    description:
+      - Seconds to wait for each Container operation.
+    type: int
+    default: 3600
+notes:
+  - The modules of this collection that talk to Google Cloud run on the controller.
+  - Container API v1 has no C(hostMaintenancePolicy) (seed 003's C(--host-maintenance-interval=PERIODIC) is a v1beta1
+    field); it is not offered.
+seealso:
+  - module: aiinfra.gpudirect.gke_gpudirect_cluster
+  - module: aiinfra.gpudirect.gce_gpudirect_network
+"""
+
+EXAMPLES = r"""
+- name: Seed 003's A3 Mega pool on the 8 networks of gce_gpudirect_network (layout gke, prefix mega)
+  aiinfra.gpudirect.gke_gpudirect_node_pool:
+    cluster: a3mega
+    location: us-central1-a
+    name: a3mega-pool
+    machine_type: a3-megagpu-8g
+    network_prefix: mega
+    node_count: 2
+    reservation: my-reservation
+  register: gke_node_pool
+
+- name: Seed 001's A3 Ultra pool with the automated RDMA installer and DRANET, in a reservation block
+  aiinfra.gpudirect.gke_gpudirect_node_pool:
+    cluster: ultra
+    location: us-central1
+    node_locations: [us-central1-b]
+    name: rdma-pool
+    machine_type: a3-ultragpu-8g
+    reservation_project: my-project
+    reservation: my-reservation
+    reservation_block: block-1
+"""
+
+RETURN = r"""
+node_pool:
+  description: The node pool as the Container API returns it after the run (before, in check mode).
+  returned: when the pool exists
+  type: dict
+nodes:
+  description: Names of the pool's Nodes (empty with O(read_nodes=false) or in check mode).
+  returned: with O(state=present)
+  type: list
+  elements: str
+additional_networks:
+  description: The additional node networks in NIC order (eth1 first).
+  returned: with O(state=present)
+  type: list
+  elements: dict
+plan:
+  description: The planned pool settings.
+  returned: with O(state=present)
+  type: dict
+actions:
+  description: What was done (or would be done in check mode).
+  returned: always
+  type: list
+  elements: str
+immutable:
+  description: The fields that differ and cannot change in place, as C(FIELD (now X, planned Y)).
+  returned: when an existing pool differs in them
+  type: list
+  elements: str
+operations:
+  description: Progress lines of the Container operations awaited.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
+
+ARGUMENT_SPEC = {
+    'cluster': {'type': 'str', 'required': True},
+    'location': {'type': 'str', 'required': True},
+    'name': {'type': 'str', 'required': True},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'node_count': {'type': 'int', 'default': 2},
+    'autoscaling': {'type': 'dict', 'options': {'min_node_count': {'type': 'int', 'default': 0},
+                                                'max_node_count': {'type': 'int', 'required': True}}},
+    'node_locations': {'type': 'list', 'elements': 'str'},
+    'accelerator_type': {'type': 'str'},
+    'gpu_driver_version': {'type': 'str', 'default': 'LATEST', 'choices': list(gke_catalog.GKE_GPU_DRIVER_VERSIONS)},
+    'networking': {'type': 'str', 'choices': list(gke_node_pool.NETWORKINGS)},
+    'network_prefix': {'type': 'str'},
+    'additional_networks': {'type': 'list', 'elements': 'dict', 'options': {'network': {'type': 'str', 'required': True},
+                                                                            'subnetwork': {'type': 'str', 'required': True}}},
+    'compact_placement': {'type': 'bool', 'default': False},
+    'placement_policy': {'type': 'str'},
+    'reservation_affinity': {'type': 'str', 'choices': list(gke_node_pool.RESERVATION_AFFINITIES)},
+    'reservation': {'type': 'str'},
+    'reservation_project': {'type': 'str'},
+    'reservation_block': {'type': 'str'},
+    'provisioning': {'type': 'str', 'default': 'standard', 'choices': list(gke_node_pool.PROVISIONING)},
+    'labels': {'type': 'dict'},
+    'autoupgrade': {'type': 'bool', 'default': False},
+    'recreate': {'type': 'bool', 'default': False},
+    'read_nodes': {'type': 'bool', 'default': True},
+    'nodes_timeout': {'type': 'int', 'default': 600},
+    'wait_timeout': {'type': 'int', 'default': 3600},
+}
+
+
+def build_plan(params, current_cluster, cluster_planned=False):
+    return gke_node_pool.build_node_pool_plan(
+        params['cluster'], current_cluster, params['location'], params['name'], params['machine_type'],
+        node_count=params['node_count'], autoscaling=params['autoscaling'], node_locations=params['node_locations'],
+        accelerator_type=params['accelerator_type'], gpu_driver_version=params['gpu_driver_version'],
+        networking=params['networking'], additional_networks=params['additional_networks'], network_prefix=params['network_prefix'],
+        placement_policy=params['placement_policy'], compact_placement=params['compact_placement'],
+        reservation_affinity=params['reservation_affinity'], reservation=params['reservation'],
+        reservation_project=params['reservation_project'], reservation_block=params['reservation_block'],
+        provisioning=params['provisioning'], labels=params['labels'], autoupgrade=params['autoupgrade'],
+        cluster_planned=cluster_planned)
+
+
+class PoolRunner:
+    """The calls of one run against one pool, each awaited, one at a time (GKE's rule per cluster)."""
+
+    def __init__(self, module, params, progress):
+        self.container = module.container
+        self.compute = module.compute
+        self.params = params
+        self.progress = progress
+        self.location, self.cluster, self.name = params['location'], params['cluster'], params['name']
+        self.path = common.node_pool_path(self.location, self.cluster, self.name)
+
+    def run(self, method, path, action, body=None, target=None):
+        try:
+            return self.container.run(method, path, action, body=body, timeout=self.params['wait_timeout'], progress=self.progress,
+                                      target=target)
+        except GcpError as exc:
+            message = common.capacity_message(exc, action)
+            if message:
+                raise common.PlanError(message) from None
+            raise
+
+    def create(self, body):
+        self.run('POST', '%s/clusters/%s/nodePools' % (self.location, self.cluster), 'create node pool %s' % self.name,
+                 body={'nodePool': body}, target='clusters/%s/nodePools/%s' % (self.cluster, self.name))
+
+    def delete(self):
+        self.run('DELETE', self.path, 'delete node pool %s' % self.name)
+
+    def apply(self, method, body, current):
+        if method == 'update':
+            body = dict(body, etag=current.get('etag'))   # nodePools.update refuses a stale pool (ABORTED)
+            self.run('PUT', self.path, 'update node pool %s (%s)' % (self.name, ', '.join(sorted(body))), body=body)
+        else:
+            self.run('POST', '%s:%s' % (self.path, method), '%s of node pool %s' % (method, self.name), body=body)
+        return self.read()
+
+    def read(self):
+        return self.container.get(self.path, action='read node pool %s' % self.name)
+
+    def current_size(self, pool):
+        """Nodes per zone now: the largest target size of the pool's managed instance groups (GKE resizes the
+        groups and leaves NodePool.initialNodeCount at the size at creation)."""
+        sizes = []
+        for url in pool.get('instanceGroupUrls') or []:
+            path = 'projects/' + url.split('/projects/', 1)[1]
+            group = self.compute.get(path, action='read instance group %s' % url.rsplit('/', 1)[-1])
+            if group is not None:
+                sizes.append(int(group.get('targetSize') or 0))
+        return max(sizes) if sizes else None
+
+
+def main():
+    module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
+    params = module.params
+    progress = common.Progress()
+    result = {'actions': [], 'operations': progress.lines}
+    runner = PoolRunner(module, params, progress)
+    container = module.container
+    try:
+        current = runner.read()
+        before = gke_node_pool.view(current)
+        if params['state'] == 'absent':
+            if current is not None:
+                result['actions'].append('delete node pool %s' % params['name'])
+                if not module.check_mode:
+                    runner.delete()
+            module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': None if current is not None else before},
+                             **result)
+
+        cluster_path = common.cluster_path(params['location'], params['cluster'])
+        current_cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
+        if current_cluster is None and module.check_mode:
+            module.warn('cluster %s does not exist yet (check mode of a first run?): the pool is planned as for the cluster '
+                        'gke_gpudirect_cluster would create; its checks against the cluster run when it exists' % params['cluster'])
+        plan = build_plan(params, current_cluster, cluster_planned=module.check_mode)
+        result['plan'] = plan.summary()
+        result['additional_networks'] = plan.summary()['additional_networks']
+        after = gke_node_pool.planned_view(plan, current)
+        if current is not None:
+            calls, immutable = gke_node_pool.changes(plan, current, current_size=runner.current_size(current))
+            if immutable:
+                result['immutable'] = ['%s (now %s, planned %s)' % item for item in immutable]
+                if not params['recreate']:
+                    module.fail_json(msg='node pool %s differs in fields the API cannot change: %s; immutable: recreate the node pool '
+                                     '(recreate: true deletes it and creates it as planned)'
+                                     % (params['name'], gke_node_pool.describe_immutable(immutable)), **result)
+                result['actions'] += ['delete node pool %s (immutable: %s)' % (params['name'], ', '.join(f for f, _h, _w in immutable)),
+                                      'create node pool %s' % params['name']]
+                if not module.check_mode:
+                    runner.delete()
+                    runner.create(plan.body)
+            else:
+                for method, body in calls:
+                    result['actions'].append('%s node pool %s: %s' % (method, params['name'], body))
+                    if not module.check_mode:
+                        current = runner.apply(method, body, current)
+        else:
+            result['actions'].append('create node pool %s (%s x %d)' % (params['name'], plan.family.machine_type, plan.body['initialNodeCount']))
+            if not module.check_mode:
+                runner.create(plan.body)
+        result['nodes'] = []
+        if not module.check_mode:
+            current = runner.read()
+            if current.get('status') in ('ERROR', 'RUNNING_WITH_ERROR'):
+                module.fail_json(msg='node pool %s is %s: %s' % (params['name'], current['status'], current.get('statusMessage') or ''),
+                                 node_pool=current, **result)
+            after = gke_node_pool.view(current)
+            if params['read_nodes']:
+                cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
+                expected = None
+                if not current.get('autoscaling', {}).get('enabled'):
+                    size = runner.current_size(current)
+                    size = int(current.get('initialNodeCount') or 0) if size is None else size
+                    expected = size * len(current.get('locations') or [1])
+                result['nodes'] = common.read_node_names(container.transport, cluster['endpoint'],
+                                                         (cluster.get('masterAuth') or {}).get('clusterCaCertificate'),
+                                                         params['name'], expected=expected, timeout=params['nodes_timeout'])
+        if current is not None:
+            result['node_pool'] = current
+    except common.PlanError as exc:
+        module.fail_json(msg=str(exc), **result)
+    except GcpError as exc:
+        module.fail_from_error(exc, **result)
+    module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
+
+
+if __name__ == '__main__':
+    main()

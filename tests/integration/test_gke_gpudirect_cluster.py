@@ -1,0 +1,155 @@
+"""gke_gpudirect_cluster against the Container API sandbox: plan, create, rerun, adopt, refuse, update in place, delete."""
+
+import pytest
+
+from ansible_collections.aiinfra.gpudirect.plugins.modules import gke_gpudirect_cluster
+from module_runner import run_module
+
+PROJECT = 'sandbox-project'
+ZONE = 'us-central1-a'
+PATH = 'projects/%s/locations/%s/clusters/' % (PROJECT, ZONE)
+
+
+@pytest.fixture
+def cluster(sandbox):
+    base = {'project': PROJECT, 'auth_kind': 'none', 'container_endpoint': sandbox.container_url, 'location': ZONE,
+            'cluster': 'mega', 'machine_type': 'a3-megagpu-8g'}
+
+    def run(check_mode=False, diff=False, **overrides):
+        return run_module(gke_gpudirect_cluster.main, dict(base, **overrides), check_mode=check_mode, diff=diff)
+    return run
+
+
+def mutating(sandbox, since=0):
+    return [(e['method'], e['path'].split('?')[0]) for e in sandbox.request_log()[since:] if e['method'] in ('POST', 'PUT', 'PATCH', 'DELETE')]
+
+
+def create_with_api(api, name, **cluster):
+    body = {'cluster': dict({'name': name, 'initialClusterVersion': '1.33.5-gke.1308000',
+                             'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}, **cluster)}
+    api.must('POST', '/v1/projects/%s/locations/%s/clusters' % (PROJECT, ZONE), body)
+
+
+def test_check_mode_plans_the_seed_cluster_without_a_mutating_request(sandbox, cluster):
+    result = cluster(check_mode=True, diff=True)
+    assert result['changed'] is True, result
+    assert result['actions'] == ['create cluster mega (1.33.5-gke.1308000)'], 'the location default meets the TCPXO floor'
+    assert result['diff']['before'] is None
+    assert result['diff']['after']['networkConfig.datapathProvider'] == 'ADVANCED_DATAPATH'
+    assert mutating(sandbox) == []
+    assert sandbox.resources('container.clusters') == []
+
+
+def test_creates_then_changes_nothing(sandbox, cluster):
+    result = cluster()
+    assert result['changed'] is True, result
+    stored = sandbox.resources('container.clusters')[0]
+    assert stored['networkConfig']['datapathProvider'] == 'ADVANCED_DATAPATH'
+    assert stored['networkConfig']['enableMultiNetworking'] is True
+    assert stored['ipAllocationPolicy']['useIpAliases'] is True
+    assert stored['resourceLabels'] == {'aiinfra-gpudirect': 'managed'}
+    assert result['cluster']['status'] == 'RUNNING'
+    assert result['endpoint'] == 'https://' + stored['endpoint']
+    assert result['ca_certificate'] == stored['masterAuth']['clusterCaCertificate']
+    assert result['kubeconfig']['clusters'][0]['cluster']['server'] == result['endpoint']
+    assert result['managed'] is True
+    assert any('CREATE_CLUSTER' in line and 'DONE' in line for line in result['operations']), result['operations']
+
+    before = len(sandbox.request_log())
+    again = cluster(diff=True)
+    assert again['changed'] is False, again['actions']
+    assert mutating(sandbox, before) == []
+    assert again['diff']['before'] == again['diff']['after']
+
+
+def test_rdma_picks_the_newest_version_above_seed_001s_floor(sandbox, cluster):
+    result = cluster(cluster='ultra', machine_type='a3-ultragpu-8g', check_mode=True)
+    assert result['plan']['version'] == '1.34.8-gke.1278000', 'the default 1.33.5 is below 1.34.8-gke.1278000'
+
+
+@pytest.mark.parametrize('overrides, words', [
+    ({'cluster_mode': 'autopilot'}, ['cluster_mode', 'Autopilot', 'TCPXO']),
+    ({'machine_type': 'a3-highgpu-8g', 'cluster_mode': 'autopilot'}, ['cluster_mode', 'TCPX', 'standard']),
+    ({'version': '1.29.3-gke.1093000'}, ['version', '1.29.4-gke.1542000']),
+    ({'machine_type': 'a3-highgpu-8g', 'version': '1.28.8-gke.1094999'}, ['version', '1.28.8-gke.1095000']),
+    ({'machine_type': 'a4-highgpu-8g', 'version': '1.33.5-gke.1308000'}, ['version', '1.34.8-gke.1278000']),
+    ({'machine_type': 'a4-highgpu-8g', 'cluster_mode': 'autopilot', 'version': '1.35.1-gke.1'}, ['1.36.2-gke.1368000']),
+    ({'multi_networking': False}, ['multi_networking']),
+])
+def test_refusals_come_before_any_mutating_request(sandbox, cluster, overrides, words):
+    result = cluster(**overrides)
+    assert result.get('failed'), result
+    for word in words:
+        assert word in result['msg'], result['msg']
+    assert mutating(sandbox) == []
+
+
+def test_an_existing_cluster_without_dataplane_v2_is_reported_field_by_field(sandbox, cluster, api):
+    create_with_api(api, 'old')
+    before = len(sandbox.request_log())
+    result = cluster(cluster='old')
+    assert result.get('failed'), result
+    assert 'networkConfig.datapathProvider' in result['msg'] and 'LEGACY_DATAPATH' in result['msg']
+    assert any('enableMultiNetworking' in problem for problem in result['noncompliant'])
+    assert mutating(sandbox, before) == []
+
+
+def test_an_adopted_cluster_gets_multi_networking_and_an_upgrade_in_place(sandbox, cluster, api):
+    create_with_api(api, 'dp2', networkConfig={'datapathProvider': 'ADVANCED_DATAPATH'})
+    before = len(sandbox.request_log())
+    planned = cluster(cluster='dp2', machine_type='a3-ultragpu-8g', check_mode=True)
+    assert planned['actions'] == ['update cluster dp2: desiredEnableMultiNetworking=True',
+                                  'update cluster dp2: desiredMasterVersion=1.34.8-gke.1278000'], planned['actions']
+    assert mutating(sandbox, before) == []
+    result = cluster(cluster='dp2', machine_type='a3-ultragpu-8g')
+    assert result['changed'] is True, result
+    assert [method for method, _path in mutating(sandbox, before)] == ['PUT', 'PUT'], 'one ClusterUpdate field per request'
+    assert result['cluster']['networkConfig']['enableMultiNetworking'] is True
+    assert result['cluster']['currentMasterVersion'] == '1.34.8-gke.1278000'
+    assert result['managed'] is False
+    assert cluster(cluster='dp2', machine_type='a3-ultragpu-8g')['changed'] is False
+    # teardown leaves an adopted cluster alone unless told
+    kept = cluster(cluster='dp2', state='absent')
+    assert kept['changed'] is False and sandbox.resources('container.clusters')
+    gone = cluster(cluster='dp2', state='absent', delete_adopted=True)
+    assert gone['changed'] is True and sandbox.resources('container.clusters') == []
+
+
+def test_a_busy_cluster_is_awaited_then_updated(sandbox, cluster, api):
+    """GKE's one operation per cluster: the update meets 400 "Operation ... is currently ...", awaits it, retries."""
+    create_with_api(api, 'busy', networkConfig={'datapathProvider': 'ADVANCED_DATAPATH'})
+    sandbox.latency = 1.0
+    api.must('POST', '/v1/projects/%s/locations/%s/clusters/busy/nodePools' % (PROJECT, ZONE),
+             {'nodePool': {'name': 'cpu', 'initialNodeCount': 1}})
+    result = cluster(cluster='busy', wait_timeout=60)
+    assert result['changed'] is True, result
+    puts = [e['status'] for e in sandbox.request_log() if e['method'] == 'PUT']
+    assert puts == [400, 200], 'refused while the node pool was being created, then sent again: %s' % puts
+    assert any('another operation' in line for line in result['operations']), result['operations']
+    assert result['cluster']['networkConfig']['enableMultiNetworking'] is True
+
+
+def test_delete_only_what_the_collection_created(sandbox, cluster):
+    cluster()
+    planned = cluster(state='absent', check_mode=True)
+    assert planned['changed'] is True and sandbox.resources('container.clusters')
+    result = cluster(state='absent')
+    assert result['changed'] is True
+    assert sandbox.resources('container.clusters') == []
+    assert cluster(state='absent')['changed'] is False
+
+
+def test_a_regional_cluster(sandbox, cluster):
+    result = cluster(cluster='regional', location='us-central1', machine_type='a3-highgpu-8g')
+    assert result['changed'] is True, result
+    stored = sandbox.resources('container.clusters')[0]
+    assert stored['location'] == 'us-central1' and len(stored['locations']) == 3
+    assert cluster(cluster='regional', location='us-central1', machine_type='a3-highgpu-8g')['changed'] is False
+
+
+def test_an_autopilot_cluster_for_rdma_at_seed_001s_autopilot_floor(sandbox, cluster):
+    """Seed 001: Autopilot clusters take the automated RDMA installer from 1.36.2-gke.1368000; the sandbox offers no
+    such version, so the module refuses before any mutating request, naming the floor."""
+    result = cluster(cluster='auto', machine_type='a3-ultragpu-8g', cluster_mode='autopilot')
+    assert result.get('failed') and '1.36.2-gke.1368000' in result['msg'], result
+    assert mutating(sandbox) == []

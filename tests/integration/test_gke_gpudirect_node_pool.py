@@ -1,0 +1,225 @@
+"""gke_gpudirect_node_pool against the Container API sandbox, on networks made by gce_gpudirect_network
+(layouts gke and gke_rdma) and a cluster made by gke_gpudirect_cluster: plan, create, rerun, in-place
+changes, immutable differences named field by field, recreate, refusals before any mutating request,
+capacity errors named, and the pool's Node names read from the cluster's Kubernetes API stand-in."""
+
+import pytest
+
+from ansible_collections.aiinfra.gpudirect.plugins.modules import gce_gpudirect_network, gke_gpudirect_cluster, gke_gpudirect_node_pool
+from module_runner import run_module
+
+PROJECT = 'sandbox-project'
+REGION = 'us-central1'
+
+
+def connection(sandbox):
+    return {'project': PROJECT, 'auth_kind': 'none', 'container_endpoint': sandbox.container_url, 'compute_endpoint': sandbox.compute_url}
+
+
+def mutating(sandbox, since=0):
+    return [(e['method'], e['path'].split('?')[0]) for e in sandbox.request_log()[since:] if e['method'] in ('POST', 'PUT', 'PATCH', 'DELETE')]
+
+
+def make_cluster(sandbox, name, zone, machine_type, prefix):
+    layout = 'gke_rdma' if machine_type in ('a3-ultragpu-8g', 'a4-highgpu-8g') else 'gke'
+    networks = run_module(gce_gpudirect_network.main, dict(connection(sandbox), region=REGION, zone=zone, machine_type=machine_type,
+                                                           layout=layout, network_prefix=prefix))
+    assert networks['changed'], networks
+    cluster = run_module(gke_gpudirect_cluster.main, dict(connection(sandbox), cluster=name, location=zone, machine_type=machine_type,
+                                                          default_pool_node_count=1))
+    assert cluster['changed'], cluster
+
+
+@pytest.fixture
+def mega(sandbox):
+    """An A3 Mega cluster on seed 003's 8 networks (prefix mega) in us-central1-a; run(**overrides) runs the pool module."""
+    make_cluster(sandbox, 'mega', 'us-central1-a', 'a3-megagpu-8g', 'mega')
+    base = dict(connection(sandbox), cluster='mega', location='us-central1-a', name='gpu', machine_type='a3-megagpu-8g',
+                network_prefix='mega', read_nodes=False)
+
+    def run(check_mode=False, diff=False, **overrides):
+        return run_module(gke_gpudirect_node_pool.main, dict(base, **overrides), check_mode=check_mode, diff=diff)
+    return run
+
+
+@pytest.fixture
+def ultra(sandbox):
+    """An A3 Ultra cluster in us-central1-b with seed 001's manual networks (prefix ultra)."""
+    make_cluster(sandbox, 'ultra', 'us-central1-b', 'a3-ultragpu-8g', 'ultra')
+    base = dict(connection(sandbox), cluster='ultra', location='us-central1-b', name='rdma', machine_type='a3-ultragpu-8g',
+                read_nodes=False)
+
+    def run(check_mode=False, diff=False, **overrides):
+        return run_module(gke_gpudirect_node_pool.main, dict(base, **overrides), check_mode=check_mode, diff=diff)
+    return run
+
+
+def pool(sandbox, name):
+    return [p for p in sandbox.resources('container.nodePools') if p['name'] == name][0]
+
+
+def test_a3_mega_pool_of_seed_003_check_mode_create_rerun(sandbox, mega):
+    before = len(sandbox.request_log())
+    planned = mega(check_mode=True, diff=True)
+    assert planned['changed'] is True and planned['actions'] == ['create node pool gpu (a3-megagpu-8g x 2)'], planned
+    assert mutating(sandbox, before) == []
+    assert planned['diff']['before'] is None
+
+    result = mega(diff=True)
+    assert result['changed'] is True, result
+    stored = pool(sandbox, 'gpu')
+    assert stored['config']['machineType'] == 'a3-megagpu-8g'
+    assert stored['config']['accelerators'][0]['acceleratorType'] == 'nvidia-h100-mega-80gb'
+    assert stored['config']['accelerators'][0]['acceleratorCount'] == '8'
+    assert stored['config']['accelerators'][0]['gpuDriverInstallationConfig'] == {'gpuDriverVersion': 'LATEST'}
+    assert stored['config']['gvnic'] == {'enabled': True}
+    assert stored['config']['imageType'] == 'COS_CONTAINERD'
+    assert stored['management'] == {'autoRepair': True, 'autoUpgrade': False}
+    assert [(n['network'], n['subnetwork']) for n in stored['networkConfig']['additionalNodeNetworkConfigs']] == \
+        [('mega-net-%d' % n, 'mega-sub-%d' % n) for n in range(1, 9)], 'NIC order eth1..eth8'
+    assert result['node_pool']['status'] == 'RUNNING'
+    assert any('CREATE_NODE_POOL' in line for line in result['operations'])
+
+    since = len(sandbox.request_log())
+    again = mega(diff=True)
+    assert again['changed'] is False, again['actions']
+    assert mutating(sandbox, since) == []
+    assert again['diff']['before'] == again['diff']['after']
+
+
+def test_in_place_changes_use_the_apis_setters(sandbox, mega):
+    mega()
+    since = len(sandbox.request_log())
+    planned = mega(node_count=3, labels={'team': 'ml'}, autoupgrade=True, check_mode=True, diff=True)
+    assert [a.split(':')[0] for a in planned['actions']] == ['setSize node pool gpu', 'setManagement node pool gpu', 'update node pool gpu']
+    assert planned['diff']['after']['initialNodeCount'] == 3 and planned['diff']['before']['initialNodeCount'] == 2
+    assert mutating(sandbox, since) == []
+    result = mega(node_count=3, labels={'team': 'ml'}, autoupgrade=True)
+    assert result['changed'] is True, result
+    assert mutating(sandbox, since) == [
+        ('POST', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu:setSize' % PROJECT),
+        ('POST', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu:setManagement' % PROJECT),
+        ('PUT', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu' % PROJECT)]
+    stored = pool(sandbox, 'gpu')
+    assert stored['initialNodeCount'] == 3 and stored['management']['autoUpgrade'] is True and stored['config']['labels'] == {'team': 'ml'}
+    assert mega(node_count=3, labels={'team': 'ml'}, autoupgrade=True)['changed'] is False
+    scaled = mega(node_count=3, labels={'team': 'ml'}, autoupgrade=True, autoscaling={'min_node_count': 1, 'max_node_count': 4})
+    assert scaled['actions'][0].startswith('setAutoscaling'), scaled['actions']
+    assert pool(sandbox, 'gpu')['autoscaling'] == {'enabled': True, 'minNodeCount': 1, 'maxNodeCount': 4}
+
+
+def test_immutable_differences_are_named_field_by_field_then_recreated(sandbox, mega):
+    mega()
+    since = len(sandbox.request_log())
+    result = mega(gpu_driver_version='DEFAULT', provisioning='spot')
+    assert result.get('failed'), result
+    assert 'immutable: recreate the node pool' in result['msg']
+    assert 'config.accelerators' in result['msg'] and 'config.spot' in result['msg']
+    assert [item.split(' ')[0] for item in result['immutable']] == ['config.accelerators', 'config.spot']
+    assert mutating(sandbox, since) == []
+    planned = mega(gpu_driver_version='DEFAULT', provisioning='spot', recreate=True, check_mode=True)
+    assert planned['actions'][0].startswith('delete node pool gpu (immutable: config.accelerators, config.spot)')
+    assert mutating(sandbox, since) == []
+    done = mega(gpu_driver_version='DEFAULT', provisioning='spot', recreate=True)
+    assert done['changed'] is True, done
+    assert [method for method, _path in mutating(sandbox, since)] == ['DELETE', 'POST']
+    assert pool(sandbox, 'gpu')['config']['spot'] is True
+
+
+@pytest.mark.parametrize('overrides, words', [
+    ({'machine_type': 'a3-ultragpu-8g'}, ['cluster version', '1.34.8-gke.1278000']),
+    ({'networking': 'dranet'}, ['networking: dranet', 'multi_network']),
+    ({'additional_networks': [{'network': 'mega-net-1', 'subnetwork': 'mega-sub-1'}]}, ['additional_networks', '8 additional node networks']),
+    ({'accelerator_type': 'nvidia-h100-80gb'}, ['accelerator_type', 'nvidia-h100-mega-80gb']),
+    ({'gpu_driver_version': 'INSTALLATION_DISABLED'}, ['gpu_driver_version', '535']),
+    ({'reservation_block': 'b1'}, ['reservation_block', 'give reservation too']),
+    ({'reservation_affinity': 'specific'}, ['reservation:', 'reservation name']),
+    ({'reservation': 'r1', 'provisioning': 'spot'}, ['provisioning: spot']),
+    ({'cluster': 'nope'}, ['cluster: nope does not exist']),
+    ({'machine_type': 'a3-edgegpu-8g'}, ['value of machine_type must be one of']),
+])
+def test_refusals_before_any_mutating_request(sandbox, mega, overrides, words):
+    since = len(sandbox.request_log())
+    result = mega(**overrides)
+    assert result.get('failed'), result
+    for word in words:
+        assert word in result['msg'], result['msg']
+    assert mutating(sandbox, since) == []
+
+
+def test_capacity_errors_are_named(sandbox, mega):
+    sandbox.inject_fault(method='container.projects.locations.clusters.nodePools.create', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=1)
+    result = mega()
+    assert result.get('failed'), result
+    assert 'ZONE_RESOURCE_POOL_EXHAUSTED' in result['msg'] and 'reservation' in result['msg'], result['msg']
+
+
+def test_a3_ultra_dranet_pool_of_seed_001_with_a_reservation_block(sandbox, ultra, api):
+    api.must('POST', 'compute/v1/projects/%s/zones/us-central1-b/reservations' % PROJECT,
+             {'name': 'res', 'specificReservationRequired': True,
+              'specificReservation': {'count': 2, 'instanceProperties': {'machineType': 'a3-ultragpu-8g'}}})
+    result = ultra(reservation='res', reservation_project=PROJECT, reservation_block='block-1', node_locations=['us-central1-b'])
+    assert result['changed'] is True, result
+    stored = pool(sandbox, 'rdma')
+    assert stored['config']['gpuDirectConfig'] == {'gpuDirectStrategy': 'RDMA'}
+    assert stored['networkConfig']['acceleratorNetworkProfile'] == 'auto'
+    assert stored['config']['labels'] == {'cloud.google.com/gke-networking-dra-driver': 'true'}
+    assert stored['config']['reservationAffinity'] == {
+        'consumeReservationType': 'SPECIFIC_RESERVATION', 'key': 'compute.googleapis.com/reservation-name',
+        'values': ['projects/%s/reservations/res/reservationBlocks/block-1' % PROJECT]}
+    assert 'additionalNodeNetworkConfigs' not in stored['networkConfig']
+    assert ultra(reservation='res', reservation_project=PROJECT, reservation_block='block-1', node_locations=['us-central1-b'])['changed'] is False
+
+
+def test_a3_ultra_manual_multi_network_pool_has_9_networks_in_seed_order(sandbox, ultra):
+    result = ultra(name='manual', networking='multi_network', network_prefix='ultra')
+    assert result['changed'] is True, result
+    stored = pool(sandbox, 'manual')
+    assert [(n['network'], n['subnetwork']) for n in stored['networkConfig']['additionalNodeNetworkConfigs']] == \
+        [('ultra-gvnic-net', 'ultra-gvnic-sub')] + [('ultra-rdma-net', 'ultra-rdma-sub-%d' % n) for n in range(8)]
+    assert stored['config']['gpuDirectConfig'] == {'gpuDirectStrategy': 'RDMA'}
+    assert 'acceleratorNetworkProfile' not in stored['networkConfig']
+    refused = ultra(name='mixed', networking='dranet', network_prefix='ultra',
+                    additional_networks=[{'network': 'ultra-gvnic-net', 'subnetwork': 'ultra-gvnic-sub'}])
+    assert 'multi-network API and DRANET cannot be used in one node pool' in refused['msg']
+
+
+def test_delete(sandbox, mega):
+    mega()
+    assert mega(state='absent', check_mode=True)['changed'] is True and sandbox.resources('container.nodePools')
+    assert mega(state='absent')['changed'] is True
+    assert [p['name'] for p in sandbox.resources('container.nodePools')] == ['default-pool']
+    assert mega(state='absent')['changed'] is False
+
+
+def test_the_pools_node_names_come_from_the_clusters_kubernetes_api(sandbox, mega):
+    """With clusters that come alive (tests/sandbox/kube/gke.py), the module reads the pool's Nodes from the
+    cluster's API stand-in (label cloud.google.com/gke-nodepool=gpu), verifying TLS against the cluster CA
+    the Container API returned, with its own bearer token (the stand-in refuses a request without one)."""
+    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
+    from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
+    sandbox.kube = GkeClusters(runtime=PodRuntime(enabled=False), ready_delay=0.1)
+    sandbox.kube.sync(sandbox.state)
+    token = {'auth_kind': 'accesstoken', 'access_token': 'sandbox-token'}
+    result = mega(read_nodes=True, nodes_timeout=60, **token)
+    assert result['changed'] is True, result
+    assert len(result['nodes']) == 2, result['nodes']
+    group = pool(sandbox, 'gpu')['instanceGroupUrls'][0].rsplit('/', 1)[-1]
+    assert all(name.startswith(group[:-len('-grp')]) for name in result['nodes']), (group, result['nodes'])
+    kube = sandbox.kube.cluster('projects/%s/locations/us-central1-a/clusters/mega' % PROJECT)
+    assert sorted(n['metadata']['name'] for n in kube.store.list('nodes', label_selector='cloud.google.com/gke-nodepool=gpu')) == result['nodes']
+    no_token = mega(read_nodes=True)
+    assert no_token.get('failed') and 'HTTP 401' in no_token['msg'], no_token
+
+
+def test_compact_placement_and_flex_start(sandbox, mega):
+    result = mega(name='flex', compact_placement=True, provisioning='flex_start', node_count=0,
+                  autoscaling={'min_node_count': 0, 'max_node_count': 2})
+    assert result['changed'] is True, result
+    stored = pool(sandbox, 'flex')
+    assert stored['placementPolicy'] == {'type': 'COMPACT'}
+    assert stored['config']['flexStart'] is True
+    assert stored['config']['reservationAffinity'] == {'consumeReservationType': 'NO_RESERVATION'}
+    assert stored['autoscaling'] == {'enabled': True, 'minNodeCount': 0, 'maxNodeCount': 2}
+    assert mega(name='flex', compact_placement=True, provisioning='flex_start', node_count=0,
+                autoscaling={'min_node_count': 0, 'max_node_count': 2})['changed'] is False

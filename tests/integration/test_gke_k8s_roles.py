@@ -1,0 +1,349 @@
+"""Roles gke_gpudirect (seed 003, TCPXO) and gke_rdma (seed 001, DRANET) with the real ansible-playbook and
+kubernetes.core against GKE clusters of the Container API sandbox that come alive as Kubernetes API
+stand-ins (nodes from the node pools, DaemonSet and Pod controllers, Pods on podman running the stand-in
+image, whose NCCL scripts print a clearly-synthetic nccl-tests table).
+
+Sequence (style-kubernetes.md item 8): check mode (changed, nothing created), apply (changed, DaemonSets
+ready on exactly the GPU nodes, the seed's NCCL test run through k8s_exec and judged), re-apply (not
+changed), fields verified, one input changed (only that object changes), cleanup (state absent).
+Failure paths: no GPU node matches (clear message, nothing applied), a stale Ready condition (the wait
+names the generations), a field-manager conflict, the catalog thresholds failing the synthetic numbers.
+
+SIMULATION in this test (GKE_NOTES.md "Needs from the stand-in"): the stand-in has no controller that
+sets Ready on user Network / GKENetworkParamSet objects; GKE's network controller does (gke-networking-api,
+conditions with observedGeneration). ``NetworkController`` below plays that part: it sets Ready=True with
+the object's generation (or, to test the stale path, the generation before it).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from sandbox import Sandbox
+from sandbox.client import SandboxClient
+from sandbox.gcloud import GcloudRunner
+
+PROJECT = 'sandbox-project'
+REGION = 'us-central1'
+ZONE = 'us-central1-a'
+VERSION = '1.33.5-gke.1308000'
+RDMA_ZONE = 'us-central1-b'            # where the sandbox's catalog offers a3-ultragpu-8g
+RDMA_VERSION = '1.34.8-gke.1278000'   # seed 001's floor for gpuDirectStrategy RDMA (resource.k8s.io/v1 from 1.34)
+PREFIX = 'gpud'
+
+
+def _collections_path():
+    for entry in [*sys.path, *os.environ.get('PYTHONPATH', '').split(os.pathsep)]:
+        if entry and os.path.isdir(os.path.join(entry, 'ansible_collections', 'kubernetes', 'core')) \
+                and os.path.isdir(os.path.join(entry, 'ansible_collections', 'aiinfra', 'gpudirect')):
+            return entry
+    return None
+
+
+def _kubectl_binary():
+    gcloud = shutil.which('gcloud')
+    candidate = os.path.join(os.path.dirname(os.path.realpath(gcloud)), 'kubectl.1.33') if gcloud else ''
+    return candidate if os.path.exists(candidate) else None
+
+
+COLLECTIONS = _collections_path()
+KUBECTL = _kubectl_binary()
+pytestmark = [
+    pytest.mark.skipif(COLLECTIONS is None, reason='kubernetes.core beside the collection is needed (scripts/test build installs it)'),
+    pytest.mark.skipif(KUBECTL is None, reason='the Cloud SDK with kubectl.1.33 is not installed'),
+    pytest.mark.skipif(not (shutil.which('podman') and os.environ.get('CONTAINERS_CONF')),
+                       reason='podman with CONTAINERS_CONF is needed: source tests/ci/podman.sh'),
+]
+
+
+def ok(result):
+    assert result.returncode == 0, 'exit %d\nstdout:\n%s\nstderr:\n%s' % (result.returncode, result.stdout[-6000:], result.stderr[-3000:])
+    return result
+
+
+class NetworkController(threading.Thread):
+    """SIMULATION of GKE's network controller (see the module docstring): Ready on every Network and
+    GKENetworkParamSet, at the object's generation, or one generation behind while ``stale`` is set."""
+
+    def __init__(self, kube):
+        super().__init__(daemon=True)
+        self.kube, self.stale, self.stopped = kube, False, threading.Event()
+
+    def run(self):
+        while not self.stopped.wait(0.2):
+            for ref in ('networks.networking.gke.io', 'gkenetworkparamsets.networking.gke.io'):
+                try:
+                    objects = self.kube.store.list(ref)
+                except Exception:  # pylint: disable=broad-except  (the CRD may not be there yet)
+                    continue
+                for obj in objects:
+                    if obj['metadata']['name'] == 'default':
+                        continue   # GKE's own L3 Network, made Ready by the stand-in
+                    generation = obj['metadata'].get('generation', 1)
+                    observed = generation - 1 if self.stale and generation > 1 else generation
+                    if self.stale and generation == 1:
+                        continue
+                    want = [{'type': 'Ready', 'status': 'True', 'reason': 'GNPReady', 'message': '', 'observedGeneration': observed,
+                             'lastTransitionTime': '2026-11-30T00:00:00Z'}]
+                    if (obj.get('status') or {}).get('conditions') != want:
+                        obj['status'] = {'conditions': want}
+                        try:
+                            self.kube.store.update_status(obj)
+                        except Exception:  # pylint: disable=broad-except  (a write in between: next pass)
+                            pass
+
+
+class Live:
+    def __init__(self, sandbox, gcloud, tmp):
+        self.sandbox, self.gcloud, self.tmp = sandbox, gcloud, tmp
+
+    def kube(self, cluster='gpud'):
+        zone = RDMA_ZONE if cluster == 'rdma' else ZONE
+        return self.sandbox.kube.cluster('projects/%s/locations/%s/clusters/%s' % (PROJECT, zone, cluster))
+
+    def wait_for(self, predicate, what, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.3)
+        raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
+
+    def kubeconfig(self, cluster):
+        """A kubeconfig with a bearer token (the stand-in accepts any): the auth plugin of gcloud's
+        kubeconfig costs about a second per kubernetes.core call."""
+        path = os.path.join(self.tmp, 'kubeconfig-' + cluster)
+        self.kube(cluster).write_kubeconfig(path, context=cluster, token='sandbox-token')
+        return path
+
+    def play(self, cluster, role, variables, check=False, tasks_from=None):
+        """Run one role in a play against ``cluster``; returns (CompletedProcess, recap counts)."""
+        playbook = os.path.join(self.tmp, 'play.yml')
+        include = {'name': 'aiinfra.gpudirect.' + role}
+        if tasks_from:
+            include['tasks_from'] = tasks_from
+        with open(playbook, 'w', encoding='utf-8') as handle:
+            json.dump([{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+                        'vars': {'ansible_python_interpreter': sys.executable},
+                        'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
+                        'tasks': [{'name': 'The role', 'ansible.builtin.include_role': include}]}], handle)
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
+                   ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
+        command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), playbook, '-e', json.dumps(variables)]
+        if check:
+            command.append('--check')
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
+        recap = re.search(r'localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)', run.stdout)
+        counts = {'ok': int(recap.group(1)), 'changed': int(recap.group(2)), 'failed': int(recap.group(3))} if recap else {}
+        return run, counts
+
+
+@pytest.fixture(scope='module')
+def live(tmp_path_factory):
+    from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
+    sandbox = Sandbox(latency=0.0, project=PROJECT).start()
+    sandbox.kube = GkeClusters(ready_delay=0.2)
+    controller = None
+    try:
+        config = tmp_path_factory.mktemp('gcloud-config')
+        gcloud = GcloudRunner(sandbox, str(config))
+        api = SandboxClient(sandbox.url)
+        for number in range(1, 9):
+            api.create_vpc(PROJECT, '%s-net-%d' % (PREFIX, number), '%s-sub-%d' % (PREFIX, number), REGION, '192.168.%d.0/24' % number)
+        # Seed 003's TCPXO cluster and A3 Mega node pool (smaller: one default node, two A3 Mega nodes).
+        ok(gcloud('--project', PROJECT, 'beta', 'container', 'clusters', 'create', 'gpud', '--enable-dataplane-v2',
+                  '--enable-ip-alias', '--zone=' + ZONE, '--enable-multi-networking', '--cluster-version=' + VERSION,
+                  '--no-enable-autoupgrade', '--num-nodes=1'))
+        networks = []
+        for number in range(1, 9):
+            networks += ['--additional-node-network', 'network=%s-net-%d,subnetwork=%s-sub-%d' % (PREFIX, number, PREFIX, number)]
+        ok(gcloud('beta', 'container', 'node-pools', 'create', 'a3mega', '--zone=' + ZONE, '--cluster=gpud',
+                  '--accelerator=type=nvidia-h100-mega-80gb,count=8,gpu-driver-version=LATEST', '--machine-type=a3-megagpu-8g',
+                  '--num-nodes=2', *networks, '--enable-gvnic', '--no-enable-autoupgrade'))
+        state = Live(sandbox, gcloud, str(tmp_path_factory.mktemp('plays')))
+        state.wait_for(lambda: state.kube() and len(state.kube().store.list('nodes')) == 3, 'the three nodes')
+        controller = NetworkController(state.kube())
+        controller.start()
+        state.controller = controller
+        yield state
+    finally:
+        if controller:
+            controller.stopped.set()
+        sandbox.stop()
+
+
+def _tcpxo(**extra):
+    return dict({'gke_gpudirect_technology': 'TCPXO', 'gke_gpudirect_network_prefix': PREFIX, 'gke_gpudirect_node_pool': 'a3mega',
+                 'gke_gpudirect_nccl_test': False, 'gke_gpudirect_wait_retries': 60, 'gke_gpudirect_wait_delay': 1}, **extra)
+
+
+def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
+    """One cluster state through the whole sequence (each play costs seconds: fewer plays, one test)."""
+    store = live.kube().store
+    try:
+        # 1. Check mode: changed, nothing stored.
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(), check=True)
+        ok(run)
+        assert counts['changed'] > 0 and counts['failed'] == 0
+        assert store.get('networks.networking.gke.io', 'vpc1') is None
+        assert store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
+
+        # 2. Apply, then the seed's NCCL test judged with the catalog's A3 Mega threshold: the synthetic table fails it.
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
+        assert run.returncode != 0 and counts['failed'] == 1 and counts['changed'] > 0, run.stdout[-4000:]
+        assert 'nccl-tcpxo-installer: ready on 2 GPU nodes' in run.stdout and 'device-injector: ready on 2 GPU nodes' in run.stdout
+        assert re.search(r'NCCL test failed: .*0\.01 GB/s < 30\.00 GB/s', run.stdout), run.stdout[-3000:]
+        with open(str(tmp_path / 'fail' / 'nccl-test.log'), encoding='utf-8') as handle:
+            log = handle.read()
+        assert 'synthetic' in log and 'demo-run-nccl-test-tcpxo-via-mpi.sh' in log   # the seed's /scripts/allgather.sh ran
+        assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted, also on failure
+
+        # 3. The test again, with a threshold the synthetic table meets and the verdict not failing the play: the
+        #    report is written and the threshold check passes. The stand-in's footer "# Avg bus bandwidth : 0.01
+        #    (synthetic)" is not nccl-tests' shape, so the parser reports the run as cut short (GKE_NOTES.md, need 3).
+        report = str(tmp_path / 'pass')
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=report,
+                                                                gke_gpudirect_nccl_fail_on_verdict=False,
+                                                                gke_gpudirect_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}))
+        ok(run)
+        with open(os.path.join(report, 'report.json'), encoding='utf-8') as handle:
+            reasons = json.load(handle)['reasons']
+        assert not [r for r in reasons if 'GB/s <' in r] and [r for r in reasons if 'before its footer' in r], reasons
+
+        # 4. Re-apply: nothing changes.
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo())
+        ok(run)
+        assert counts['changed'] == 0, run.stdout[-4000:]
+
+        # 5. Fields, read back.
+        params = store.get('gkenetworkparamsets.networking.gke.io', 'vpc8')
+        assert params['spec'] == {'vpc': 'gpud-net-8', 'vpcSubnet': 'gpud-sub-8', 'deviceMode': 'NetDevice'}
+        assert store.get('networks.networking.gke.io', 'vpc8')['spec']['type'] == 'Device'
+        installer = store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
+        assert {m['manager'] for m in installer['metadata']['managedFields'] if m['operation'] == 'Apply'} == {'aiinfra.gpudirect.gke_gpudirect'}
+        assert installer['status']['desiredNumberScheduled'] == 2 and installer['status']['numberReady'] == 2
+        node = store.list('nodes', label_selector='cloud.google.com/gke-nodepool=a3mega')[0]
+        assert 'networking.gke.io/north-interfaces' in node['metadata']['annotations']   # the Networks reached the nodes
+
+        # 6. One input changed: only the installer changes.
+        image = 'us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14'
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_plugin_image=image))
+        ok(run)
+        assert counts['changed'] == 1, run.stdout[-4000:]
+        assert re.search(r'changed: \[localhost\] => \(item=DaemonSet/nccl-tcpxo-installer\)', run.stdout)
+        installer = store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
+        assert installer['spec']['template']['spec']['initContainers'][1]['image'] == image
+
+        # 7. A stale Ready: another prefix changes every GKENetworkParamSet's spec (generation 2); GKE's controller
+        #    (simulated) still reports Ready for generation 1, which must not pass.
+        live.controller.stale = True
+        # (No VPCs are made for it: neither the role nor the stand-in reads them, and the sandbox's NETWORKS quota is 15.)
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_network_prefix='other', gke_gpudirect_plugin_image=image,
+                                                                gke_gpudirect_wait_retries=3))
+        assert run.returncode != 0 and counts['failed'] == 1
+        assert 'pending: GKENetworkParamSet vpc1 Ready=True is for generation 1, the object is at generation 2' in run.stdout, run.stdout[-3000:]
+        live.controller.stale = False
+
+        # 8. A field-manager conflict: someone else takes the installer's image with a forced server-side apply;
+        #    the role does not force it back.
+        env = dict(live.gcloud.env, KUBECONFIG=live.kubeconfig('gpud'))
+        other = {'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': {'name': 'nccl-tcpxo-installer', 'namespace': 'kube-system'},
+                 'spec': {'selector': {'matchLabels': {'k8s-app': 'nccl-tcpxo-installer'}}, 'template': {
+                     'metadata': {'labels': {'k8s-app': 'nccl-tcpxo-installer'}},
+                     'spec': {'initContainers': [{'name': 'nccl-tcpxo-installer', 'image': 'example/other:1'}],
+                              'containers': [{'name': 'pause', 'image': 'gke.gcr.io/pause:3.8'}]}}}}
+        ok(subprocess.run([KUBECTL, 'apply', '--server-side', '--force-conflicts', '--field-manager=someone-else', '-f', '-'],
+                          input=json.dumps(other), env=env, capture_output=True, text=True, timeout=60, check=False))
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo())
+        assert run.returncode != 0 and counts['failed'] == 1
+        assert 'Conflict' in run.stdout and 'someone-else' in run.stdout, run.stdout[-3000:]
+    finally:
+        live.controller.stale = False
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_state='absent'))
+        ok(run)
+    assert store.get('networks.networking.gke.io', 'vpc1') is None
+    assert store.get('daemonsets.apps', 'device-injector', 'kube-system') is None
+
+
+def test_no_gpu_node_matches_fails_before_applying(live):
+    run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_node_pool='no-such-pool'))
+    assert run.returncode != 0 and counts['failed'] == 1
+    assert ('no GPU node matches cloud.google.com/gke-accelerator in (nvidia-h100-mega-80gb), '
+            'cloud.google.com/gke-nodepool=no-such-pool: the DaemonSets would run nowhere') in run.stdout
+    assert live.kube().store.get('networks.networking.gke.io', 'vpc1') is None
+
+
+def test_bad_input_fails_before_any_request(live):
+    run, _counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_network_prefix='', gke_gpudirect_networks=[{'name': 'a', 'subnet': 'b'}]))
+    assert run.returncode != 0
+    assert 'networks: GPUDirect-TCPXO needs 8 data VPCs' in run.stdout
+    run, _counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_technology='RDMA'))
+    assert run.returncode != 0 and 'gke_gpudirect_technology' in run.stdout    # argument_specs: choices TCPXO, TCPX
+
+
+def test_workload_filter_output_is_accepted_by_the_server(live):
+    """Issue 11 item 5: the filter's Job and JobSet-free Deployment pass `kubectl apply --dry-run=server`."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import workload  # pylint: disable=import-outside-toplevel
+    job = {'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'train', 'namespace': 'default'}, 'spec': {'template': {'spec': {
+        'restartPolicy': 'Never', 'containers': [{'name': 'main', 'image': 'example/train:1', 'command': ['python', 'train.py']}]}}}}
+    env = dict(live.gcloud.env, KUBECONFIG=live.kubeconfig('gpud'))
+    for technology in ('TCPXO', 'TCPX'):
+        body = json.dumps(workload.gpudirect_workload(job, technology, nccl_env_mode='recommended'))
+        run = ok(subprocess.run([KUBECTL, 'apply', '--dry-run=server', '--validate=strict', '-f', '-'], input=body, env=env,
+                                capture_output=True, text=True, timeout=60, check=False))
+        assert 'job.batch/train created (server dry run)' in run.stdout
+    assert live.kube().store.get('jobs.batch', 'train', 'default') is None
+
+
+def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
+    api = SandboxClient(live.sandbox.url)
+    ok(live.gcloud('container', 'clusters', 'create', 'rdma', '--zone=' + RDMA_ZONE, '--cluster-version=' + RDMA_VERSION,
+                   '--enable-dataplane-v2', '--enable-ip-alias', '--num-nodes=1', '--no-enable-autoupgrade'))
+    try:
+        # SDK 528's gcloud has no --gpudirect-strategy (seed 001 needs SDK 550+): the pool through the API, with the fields those flags set.
+        api.must('POST', 'v1/projects/%s/locations/%s/clusters/rdma/nodePools' % (PROJECT, RDMA_ZONE), {'nodePool': {
+            'name': 'a3ultra', 'initialNodeCount': 2,
+            'config': {'machineType': 'a3-ultragpu-8g', 'gpuDirectConfig': {'gpuDirectStrategy': 'RDMA'},
+                       'labels': {'cloud.google.com/gke-networking-dra-driver': 'true'},
+                       'accelerators': [{'acceleratorType': 'nvidia-h200-141gb', 'acceleratorCount': '8',
+                                         'gpuDriverInstallationConfig': {'gpuDriverVersion': 'LATEST'}}]},
+            'networkConfig': {'acceleratorNetworkProfile': 'auto'}}})
+        live.wait_for(lambda: live.kube('rdma') and live.kube('rdma').store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com')
+                      and len(live.kube('rdma').store.list('nodes')) == 3, 'the RDMA nodes and DRANET DeviceClass')
+        variables = {'gke_rdma_node_pool': 'a3ultra', 'gke_rdma_wait_delay': 1, 'gke_rdma_report_dir': str(tmp_path / 'fail')}
+        # The catalog's A3 Ultra threshold and the network evidence RDMA needs: the synthetic table has neither.
+        run, counts = live.play('rdma', 'gke_rdma', variables)
+        assert run.returncode != 0 and counts['failed'] == 1
+        assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
+        with open(str(tmp_path / 'fail' / 'nccl-test.log'), encoding='utf-8') as handle:
+            assert 'run_nccl_tests.sh -t all_gather -b 1K -e 8G nccl-host-1 nccl-host-2' in handle.read()
+        # A threshold the synthetic table meets, no network evidence asked, the verdict not failing the play: the
+        # report is written and the threshold check passes (the stand-in's footer shape: GKE_NOTES.md, need 3).
+        run, counts = live.play('rdma', 'gke_rdma', dict(
+            variables, gke_rdma_report_dir=str(tmp_path / 'pass'), gke_rdma_nccl_require_network_evidence=False,
+            gke_rdma_nccl_fail_on_verdict=False, gke_rdma_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}))
+        ok(run)
+        with open(str(tmp_path / 'pass' / 'report.json'), encoding='utf-8') as handle:
+            reasons = json.load(handle)['reasons']
+        assert not [r for r in reasons if 'GB/s <' in r or 'network' in r.lower()] and [r for r in reasons if 'before its footer' in r], reasons
+        assert live.kube('rdma').store.get('pods', 'nccl-test-host-1', 'default') is None
+        template = live.kube('rdma').store.get('resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default')
+        assert template['spec']['spec']['devices']['requests'][0]['exactly'] == {'deviceClassName': 'mrdma.google.com', 'allocationMode': 'All'}
+        run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_nccl_test=False))
+        ok(run)
+        assert counts['changed'] == 0
+        run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_machine_type='a4-highgpu-8g', gke_rdma_nccl_test=False))
+        assert run.returncode != 0 and 'no node matches cloud.google.com/gke-accelerator in (nvidia-b200)' in run.stdout
+        run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_state='absent'))
+        ok(run)
+        assert live.kube('rdma').store.get('resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default') is None
+    finally:
+        ok(live.gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + RDMA_ZONE, '--quiet'))

@@ -1,0 +1,61 @@
+"""The GKE playbooks' Google Cloud half (tags network, cluster, nodepool) with the real ansible-playbook against
+the sandbox: check mode sends nothing that mutates, a run makes the seed's networks, cluster and pool, a rerun
+changes nothing, and gke_teardown.yml removes them and is safe to rerun. The Kubernetes half (tags k8s, nccl)
+needs clusters that come alive and is tested with the roles (tests/integration/test_gke_k8s_roles.py)."""
+
+import re
+
+import pytest
+
+from playbook_runner import ansible_playbook
+
+CLOUD_TAGS = ('--tags', 'network,cluster,nodepool')
+
+
+def ok(result):
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    return result
+
+
+def recap(result):
+    return {key: int(value) for key, value in re.findall(r'(ok|changed|failed|skipped)=(\d+)', result.stdout.split('PLAY RECAP')[-1])}
+
+
+def mutating(sandbox, since=0):
+    return [(e['method'], e['path']) for e in sandbox.request_log()[since:] if e['method'] in ('POST', 'PUT', 'PATCH', 'DELETE')]
+
+
+# Each ansible-playbook run costs seconds on two cores: the whole cycle for one playbook, the run and the
+# teardown for the RDMA one (DRANET: no per-NIC networks).
+@pytest.mark.parametrize('playbook, machine_type, networks, pools, full', [
+    ('gke_a3high.yml', 'a3-highgpu-8g', ['a3high-net-%d' % n for n in range(1, 5)], 4, True),
+    ('gke_a3ultra.yml', 'a3-ultragpu-8g', [], 0, False),
+])
+def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, networks, pools, full):
+    extra = {'gpudirect_read_nodes': False}
+    if full:
+        ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS + ('--check',)))
+        assert mutating(sandbox) == []
+
+    first = ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS))
+    assert recap(first)['changed'] >= 2
+    assert sorted(n['name'] for n in sandbox.resources('compute.networks')) == sorted(networks)
+    (cluster,) = sandbox.resources('container.clusters')
+    assert cluster['networkConfig']['datapathProvider'] == 'ADVANCED_DATAPATH'
+    gpu = [p for p in sandbox.resources('container.nodePools') if p['name'].endswith('-gpu')]
+    assert gpu and gpu[0]['config']['machineType'] == machine_type
+    assert len(gpu[0].get('networkConfig', {}).get('additionalNodeNetworkConfigs') or []) == pools
+    assert 'additional networks' in first.stdout
+
+    if full:
+        since = len(sandbox.request_log())
+        again = ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS))
+        assert recap(again)['changed'] == 0, again.stdout[-3000:]
+        assert mutating(sandbox, since) == []
+
+    extra['gpudirect_machine_type'] = machine_type
+    ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS))
+    assert sandbox.resources('container.clusters') == [] and sandbox.resources('compute.networks') == []
+    if full:
+        rerun = ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS))
+        assert recap(rerun)['changed'] == 0

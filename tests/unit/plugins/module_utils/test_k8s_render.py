@@ -1,0 +1,310 @@
+"""Render functions of plugins/module_utils/k8s (GPUDirect on GKE): every rendered built-in object is valid
+under kubernetes-validate --strict for the cluster minors the seeds allow, every custom resource is valid
+against its CRD (../shared/crds, vendored for the stand-in under tests/sandbox/kube/crds), the rendered
+objects match the seeds' and the vendor's manifests field by field (differences listed with the reason),
+the workload filter is idempotent and refuses what it cannot safely change, and k8s_verdict judges each
+kind at the object's current generation."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import jsonschema
+import kubernetes_validate
+import kubernetes_validate.utils
+import pytest
+import yaml
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render, verdict, workload
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+CRDS = os.path.join(TESTS, 'sandbox', 'kube', 'crds')
+SEED_MANIFESTS = os.path.join(TESTS, 'sandbox', 'kube', 'manifests', 'seeds')
+# Minors per technology: TCPX / TCPXO floors name 1.27..1.30 (seed 003) and the stand-in tests run 1.33;
+# RDMA needs resource.k8s.io/v1, served from 1.34 (seed 001's floor is 1.34.8).
+MINORS = {'TCPXO': ('1.30', '1.33'), 'TCPX': ('1.27', '1.33'), 'RDMA': ('1.34', '1.35')}
+
+
+def crd_schema(kind):
+    with open(os.path.join(CRDS, kind + '.yaml'), encoding='utf-8') as handle:
+        crd = yaml.safe_load(handle)
+    version = next(v for v in crd['spec']['versions'] if v['storage'])
+    return crd['spec']['group'] + '/' + version['name'], version['schema']['openAPIV3Schema']
+
+
+def strict(schema):
+    """The CRD schema with unknown fields refused (fieldValidation=Strict), as the API server prunes/refuses them."""
+    schema = copy.deepcopy(schema)
+    if schema.get('type') == 'object' and 'properties' in schema and not schema.get('x-kubernetes-preserve-unknown-fields'):
+        schema.setdefault('additionalProperties', False)
+        schema['properties'] = {k: strict(v) for k, v in schema['properties'].items()}
+        schema['properties'].setdefault('apiVersion', {'type': 'string'})
+        schema['properties'].setdefault('kind', {'type': 'string'})
+        schema['properties'].setdefault('metadata', {'type': 'object'})
+    if 'items' in schema:
+        schema['items'] = strict(schema['items'])
+    return schema
+
+
+def validate(obj, minor):
+    if obj['kind'] in ('Network', 'GKENetworkParamSet'):
+        api_version, schema = crd_schema(obj['kind'])
+        assert obj['apiVersion'] == api_version
+        jsonschema.validate(obj, strict(schema))
+    else:
+        kubernetes_validate.validate(obj, minor, strict=True)
+
+
+@pytest.mark.parametrize('technology', ['TCPXO', 'TCPX'])
+def test_gpudirect_objects_are_valid_for_the_cluster_minors(technology):
+    objects = render.gke_network_objects(technology, 'demo') + render.gke_daemonsets(technology, node_pool='a3')
+    objects += render.nccl_test_objects(technology, 'nccl')
+    for minor in MINORS[technology]:
+        for obj in objects:
+            validate(obj, minor)
+
+
+def test_rdma_objects_are_valid_for_the_cluster_minors():
+    objects = [render.rdma_claim_template('nccl')] + render.nccl_test_objects('RDMA', 'nccl')
+    for minor in MINORS['RDMA']:
+        for obj in objects:
+            validate(obj, minor)
+    with pytest.raises(kubernetes_validate.utils.SchemaNotFoundError):
+        kubernetes_validate.validate(render.rdma_claim_template(), '1.33', strict=True)   # resource.k8s.io/v1 is 1.34+
+
+
+def test_validation_can_fail():
+    bad = render.gke_network_objects('TCPX', 'demo')[0]
+    bad['spec']['deviceMode'] = 'Netdevice'
+    with pytest.raises(jsonschema.ValidationError):
+        validate(bad, '1.33')
+    daemonset = render.gke_daemonsets('TCPX')[0]
+    daemonset['spec']['template']['spec']['hostNetworking'] = True
+    with pytest.raises(Exception, match='hostNetworking'):
+        validate(daemonset, '1.33')
+
+
+@pytest.mark.parametrize('technology,count', [('TCPXO', 8), ('TCPX', 4)])
+def test_networks_equal_the_seeds_objects(technology, count):
+    # The seed's objects (vendored for the stand-in from seed 003 "Crea el entorno de GKE"): names vpcN, VPC PREFIX-net-N.
+    # The stand-in's two files hold 8 and 4 networks under swapped names (GKE_NOTES.md, needs from the stand-in):
+    # pick the one with the technology's count.
+    seeds = []
+    for name in ('003-tcpx-networks.yaml', '003-tcpxo-networks.yaml'):
+        with open(os.path.join(SEED_MANIFESTS, name), encoding='utf-8') as handle:
+            seeds.append([doc for doc in yaml.safe_load_all(handle) if doc])
+    seed = next(s for s in seeds if len(s) == 2 * count)
+    prefix = seed[-1]['spec']['vpc'].rsplit('-net-', 1)[0]
+    rendered = render.gke_network_objects(technology, prefix)
+
+    def key(obj):
+        return obj['kind'], obj['metadata']['name']
+    assert sorted(rendered, key=key) == sorted(seed, key=key)
+    assert len(rendered) == 2 * count
+
+
+def test_networks_from_a_list_and_bad_counts():
+    vpcs = [{'network': 'projects/p/global/networks/n%d' % i, 'subnetwork': 'projects/p/regions/r/subnetworks/s%d' % i} for i in range(4)]
+    objects = render.gke_network_objects('TCPX', networks=vpcs)
+    assert objects[0]['spec'] == {'vpc': 'n0', 'vpcSubnet': 's0', 'deviceMode': 'NetDevice'}
+    with pytest.raises(RenderError, match='networks: GPUDirect-TCPXO needs 8 data VPCs'):
+        render.gke_network_objects('TCPXO', networks=vpcs)
+    with pytest.raises(RenderError, match='network_prefix'):
+        render.gke_network_objects('TCPXO')
+    with pytest.raises(RenderError, match='technology'):
+        render.gke_network_objects('RDMA', 'x')
+
+
+@pytest.mark.parametrize('technology', ['TCPXO', 'TCPX'])
+def test_daemonsets_differ_from_the_vendor_only_in_image_and_node_selection(technology):
+    rendered = render.gke_daemonsets(technology, node_pool='pool-a')
+    vendor = [render.load_manifest(render.INSTALLER_MANIFESTS[technology])[0], render.load_manifest(render.NRI_MANIFEST)[0]]
+    for ours, theirs in zip(rendered, vendor):
+        ours, theirs = copy.deepcopy(ours), copy.deepcopy(theirs)
+        affinity = ours['spec']['template']['spec'].pop('affinity')
+        theirs['spec']['template']['spec'].pop('affinity')
+        terms = affinity['nodeAffinity']['requiredDuringSchedulingIgnoredDuringExecution']['nodeSelectorTerms']
+        # Difference 1 (on purpose): only this technology's accelerator (the vendor's NRI injector lists four) and the pool.
+        assert terms == [{'matchExpressions': [
+            {'key': 'cloud.google.com/gke-accelerator', 'operator': 'In', 'values': render.gke_accelerators(technology)},
+            {'key': 'cloud.google.com/gke-nodepool', 'operator': 'In', 'values': ['pool-a']}]}]
+        assert ours == theirs or ours['metadata']['name'].startswith('nccl-')
+    # Difference 2 (on purpose): the installer image is the catalog's GKE version pair (equal to the vendor's today).
+    # The role finds the DaemonSets and their Pods by label k8s-app = the DaemonSet's name.
+    assert all(d['metadata']['labels']['k8s-app'] == d['metadata']['name'] == d['spec']['template']['metadata']['labels']['k8s-app']
+               for d in rendered)
+    installer = rendered[0]['spec']['template']['spec']['initContainers'][-1]
+    assert installer['image'].endswith({'TCPXO': ':v1.0.15', 'TCPX': ':v3.1.9'}[technology])
+    assert installer['securityContext'] == {'privileged': True}
+
+
+def test_daemonsets_take_another_plugin_image():
+    installer = render.gke_daemonsets('TCPXO', plugin_image='registry.example/plugin:v9')[0]
+    assert installer['spec']['template']['spec']['initContainers'][1]['image'] == 'registry.example/plugin:v9'
+    assert installer['spec']['template']['spec']['initContainers'][0]['image'] == 'ubuntu'   # the vendor's pre-installation step
+
+
+def test_claim_template_equals_seed_001():
+    with open(os.path.join(SEED_MANIFESTS, '001-all-mrdma-template.yaml'), encoding='utf-8') as handle:
+        assert render.rdma_claim_template() == yaml.safe_load(handle)
+
+
+def test_nccl_test_exec_is_the_seeds_command():
+    assert render.nccl_test_exec('TCPXO') == {
+        'pod': 'nccl-test-host-1', 'container': 'nccl-test', 'command': '/scripts/allgather.sh nccl-host-1 nccl-host-2'}
+    assert render.nccl_test_exec('TCPX')['command'] == '/configs/allgather.sh nccl-host-1 nccl-host-2'
+    assert render.nccl_test_exec('RDMA')['command'] == ('/usr/local/gib/scripts/run_nccl_tests.sh -t all_gather -b 1K -e 8G '
+                                                        'nccl-host-1 nccl-host-2')
+    pods = [o for o in render.nccl_test_objects('RDMA') if o['kind'] == 'Pod']
+    assert [c['name'] for c in pods[0]['spec']['containers']] == ['test']
+
+
+# --- workload injection ---------------------------------------------------------------------------------
+
+POD = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'train'},
+       'spec': {'containers': [{'name': 'main', 'image': 'example/train:1', 'env': [{'name': 'NCCL_DEBUG', 'value': 'INFO'}]}]}}
+JOBSET = {'apiVersion': 'jobset.x-k8s.io/v1alpha2', 'kind': 'JobSet', 'metadata': {'name': 'js'}, 'spec': {'replicatedJobs': [
+    {'name': 'workers', 'replicas': 2, 'template': {'spec': {'template': {'spec': {'containers': [
+        {'name': 'main', 'image': 'x', 'resources': {'limits': {'nvidia.com/gpu': 8}}}]}}}}}]}}
+
+
+def _seed_pod(technology):
+    """The seed's own test Pod (vendor manifest), as the reference for what the filter adds."""
+    return next(o for o in render.nccl_test_objects(technology) if o['kind'] == 'Pod')
+
+
+@pytest.mark.parametrize('technology', ['TCPXO', 'TCPX'])
+def test_gpudirect_workload_adds_what_the_seed_adds_and_is_idempotent(technology):
+    pod = workload.gpudirect_workload(POD, technology)
+    assert workload.gpudirect_workload(pod, technology) == pod
+    assert POD['spec']['containers'][0].get('resources') is None     # the input is not changed
+    seed = _seed_pod(technology)
+    annotations = seed['metadata']['annotations']
+    for key in ('networking.gke.io/default-interface', 'devices.gke.io/container.%s-daemon' % technology.lower()):
+        assert pod['metadata']['annotations'][key] == annotations[key]
+    import json
+    assert json.loads(pod['metadata']['annotations']['networking.gke.io/interfaces']) == json.loads(annotations['networking.gke.io/interfaces'])
+    daemon = pod['spec']['containers'][1]
+    seed_daemon = next(c for c in seed['spec']['containers'] if c['name'] == daemon['name'])
+    assert daemon['image'] == seed_daemon['image'] and daemon['securityContext'] == seed_daemon['securityContext']
+    main = pod['spec']['containers'][0]
+    assert main['resources']['limits']['nvidia.com/gpu'] == 8
+    env = {e['name']: e['value'] for e in main['env']}
+    assert env['NCCL_DEBUG'] == 'INFO'        # the workload's own value is kept
+    assert env['LD_LIBRARY_PATH'] == '/usr/local/nvidia/lib64' and '${' not in ''.join(env.values())
+    assert {'name': 'shared-memory', 'mountPath': '/dev/shm'} in main['volumeMounts']
+    kubernetes_validate.validate(pod, '1.33', strict=True)
+
+
+def test_gpudirect_workload_differences_from_the_seed_test_pod_are_the_seeds_own():
+    # The daemon's args: the seed's "Agrega GPUDirect" snippet (--num_nics=8 --uid= --alsologtostderr), not the test Pod's shorter line.
+    pod = workload.gpudirect_workload(POD, 'TCPXO')
+    assert '--num_nics=8 --uid= --alsologtostderr' in pod['spec']['containers'][1]['args'][0]
+    # The libraries volume: /home/kubernetes/bin/nvidia mounted at /usr/local/nvidia (the seed's full Pod spec; catalog note).
+    assert {'name': 'libraries', 'hostPath': {'path': '/home/kubernetes/bin/nvidia'}} in pod['spec']['volumes']
+
+
+def test_gpudirect_workload_on_deployment_job_and_jobset():
+    deployment = {'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': {'name': 'd'}, 'spec': {
+        'replicas': 2, 'selector': {'matchLabels': {'a': 'b'}},
+        'template': {'metadata': {'labels': {'a': 'b'}}, 'spec': {'containers': [{'name': 'main', 'image': 'x'}]}}}}
+    out = workload.gpudirect_workload(deployment, 'TCPX', nccl_env_mode='recommended')
+    kubernetes_validate.validate(out, '1.33', strict=True)
+    assert 'devices.gke.io/container.tcpx-daemon' in out['spec']['template']['metadata']['annotations']
+    job = {'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'j'}, 'spec': {'template': {'spec': {
+        'restartPolicy': 'Never', 'containers': [{'name': 'main', 'image': 'x'}]}}}}
+    kubernetes_validate.validate(workload.gpudirect_workload(job, 'TCPXO', nccl_env_mode='profile'), '1.33', strict=True)
+    out = workload.gpudirect_workload(JOBSET, 'TCPXO')
+    inner = out['spec']['replicatedJobs'][0]['template']['spec']['template']
+    assert [c['name'] for c in inner['spec']['containers']] == ['main', 'tcpxo-daemon']
+
+
+@pytest.mark.parametrize('change,message', [
+    (lambda p: p['spec']['containers'][0].update(resources={'limits': {'nvidia.com/gpu': 4}}), 'request 8'),
+    (lambda p: p['spec'].update(hostNetwork=True), 'hostNetwork'),
+    (lambda p: p['metadata'].update(annotations={'networking.gke.io/default-interface': 'eth1'}), 'default-interface'),
+    (lambda p: p['spec'].update(volumes=[{'name': 'sys', 'hostPath': {'path': '/other'}}]), "name 'sys' already exists"),
+    (lambda p: p['spec']['containers'].append({'name': 'side', 'image': 'y'}), 'several containers'),
+    (lambda p: p.update(kind='Service'), "kind 'Service'"),
+])
+def test_gpudirect_workload_refusals(change, message):
+    pod = copy.deepcopy(POD)
+    change(pod)
+    with pytest.raises(RenderError, match=message):
+        workload.gpudirect_workload(pod, 'TCPXO')
+
+
+def test_gpudirect_workload_bad_options():
+    with pytest.raises(RenderError, match='nccl_env: profile is a GPUDirect-TCPXO option'):
+        workload.gpudirect_workload(POD, 'TCPX', nccl_env_mode='profile')
+    with pytest.raises(RenderError, match='nccl_env'):
+        workload.gpudirect_workload(POD, 'TCPX', nccl_env_mode='all')
+
+
+def test_rdma_workload_matches_seed_001_test_pod():
+    seed = next(o for o in render.nccl_test_objects('RDMA') if o['kind'] == 'Pod')
+    bare = copy.deepcopy(seed)
+    bare['spec'] = {'containers': [{k: v for k, v in seed['spec']['containers'][0].items() if k in ('name', 'image', 'command', 'args')}]}
+    rendered = workload.rdma_workload(bare)
+    assert rendered['spec']['resourceClaims'] == seed['spec']['resourceClaims']
+    assert sorted(rendered['spec']['volumes'], key=str) == sorted(seed['spec']['volumes'], key=str)
+    ours, theirs = rendered['spec']['containers'][0], seed['spec']['containers'][0]
+    assert ours['volumeMounts'] == theirs['volumeMounts'] and ours['env'] == theirs['env']
+    assert ours['resources']['limits'] == theirs['resources']['limits'] and ours['resources']['claims'] == theirs['resources']['claims']
+    # Difference (on purpose): the seed's cpu request of 150m is its test's choice, not a GPUDirect need.
+    assert 'requests' not in ours['resources']
+    assert workload.rdma_workload(rendered) == rendered
+    kubernetes_validate.validate(rendered, '1.34', strict=True)
+
+
+def test_rdma_workload_refuses_the_multi_network_mix():
+    pod = copy.deepcopy(POD)
+    pod['metadata']['annotations'] = {'networking.gke.io/interfaces': '[]'}
+    with pytest.raises(RenderError, match='multi-network API and DRANET cannot share a node pool'):
+        workload.rdma_workload(pod)
+
+
+# --- k8s_verdict ---------------------------------------------------------------------------------------
+
+def ds(generation=1, observed=1, desired=2, ready=2, updated=2):
+    return {'kind': 'DaemonSet', 'metadata': {'name': 'i', 'namespace': 'kube-system', 'generation': generation},
+            'status': {'observedGeneration': observed, 'desiredNumberScheduled': desired, 'numberReady': ready,
+                       'updatedNumberScheduled': updated, 'numberAvailable': ready}}
+
+
+def test_verdict_daemonset():
+    assert verdict.k8s_verdict(ds(), {'nodes': 2}) == 'ready'
+    assert verdict.k8s_verdict([ds(ready=1)], {'nodes': ['a', 'b']}).startswith('pending: DaemonSet kube-system/i numberReady 1 of 2')
+    assert verdict.k8s_verdict(ds(generation=2), {'nodes': 2}).startswith('pending')
+    # Zero desired pods passes kubernetes.core's wait at once; here it fails with the reason.
+    assert verdict.k8s_verdict(ds(desired=0, ready=0, updated=0), {'nodes': 2}).startswith(
+        'failed: DaemonSet kube-system/i it schedules on 0 nodes where 2 GPU nodes are expected')
+    assert verdict.k8s_verdict(ds(desired=0, ready=0, updated=0)).startswith('failed')
+    assert 'no node is expected' in verdict.k8s_verdict(ds(), {'nodes': 0})
+
+
+def test_verdict_stale_ready_condition_is_pending():
+    network = {'kind': 'Network', 'metadata': {'name': 'vpc1', 'generation': 3},
+               'status': {'conditions': [{'type': 'Ready', 'status': 'True', 'observedGeneration': 2}]}}
+    assert verdict.k8s_verdict(network) == 'pending: Network vpc1 Ready=True is for generation 2, the object is at generation 3'
+    network['status']['conditions'][0]['observedGeneration'] = 3
+    assert verdict.k8s_verdict(network) == 'ready'
+    network['status']['conditions'][0]['status'] = 'False'
+    assert verdict.k8s_verdict(network).startswith('pending')
+    assert verdict.k8s_verdict([]) == 'pending: not found'
+
+
+def test_verdict_pods_and_others():
+    running = {'kind': 'Pod', 'metadata': {'name': 'p'}, 'spec': {'nodeName': 'n1'},
+               'status': {'phase': 'Running', 'conditions': [{'type': 'Ready', 'status': 'True'}]}}
+    failed = {'kind': 'Pod', 'metadata': {'name': 'q'}, 'status': {'phase': 'Failed'}}
+    pending = {'kind': 'Pod', 'metadata': {'name': 'r'}, 'status': {'phase': 'Pending', 'conditions': [
+        {'type': 'PodScheduled', 'status': 'False', 'message': '0/3 nodes are available'}]}}
+    assert verdict.k8s_verdict(running) == 'ready'
+    assert verdict.k8s_verdict([running, pending, failed]).startswith('failed: Pod q')
+    assert verdict.k8s_verdict([running, pending]) == 'pending: Pod r not scheduled: 0/3 nodes are available'
+    assert verdict.k8s_verdict({'kind': 'Service', 'metadata': {'name': 's'}}) == 'ready'
+    assert verdict.nodes_without_ready_pod(['n1', 'n2'], [running, pending]) == ['n2']

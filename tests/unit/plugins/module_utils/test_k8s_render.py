@@ -90,13 +90,8 @@ def test_validation_can_fail():
 @pytest.mark.parametrize('technology,count', [('TCPXO', 8), ('TCPX', 4)])
 def test_networks_equal_the_seeds_objects(technology, count):
     # The seed's objects (vendored for the stand-in from seed 003 "Crea el entorno de GKE"): names vpcN, VPC PREFIX-net-N.
-    # The stand-in's two files hold 8 and 4 networks under swapped names (GKE_NOTES.md, needs from the stand-in):
-    # pick the one with the technology's count.
-    seeds = []
-    for name in ('003-tcpx-networks.yaml', '003-tcpxo-networks.yaml'):
-        with open(os.path.join(SEED_MANIFESTS, name), encoding='utf-8') as handle:
-            seeds.append([doc for doc in yaml.safe_load_all(handle) if doc])
-    seed = next(s for s in seeds if len(s) == 2 * count)
+    with open(os.path.join(SEED_MANIFESTS, '003-%s-networks.yaml' % technology.lower()), encoding='utf-8') as handle:
+        seed = [doc for doc in yaml.safe_load_all(handle) if doc]
     prefix = seed[-1]['spec']['vpc'].rsplit('-net-', 1)[0]
     rendered = render.gke_network_objects(technology, prefix)
 

@@ -171,9 +171,12 @@ def _applied_errors(status):
                      for s in status.get('appliedStates') or [] if s.get('state') != 'ready') or 'no reason given'
 
 
-def verdict(objects, kind=None, minimum=1, **expect):
+def verdict(objects, kind=None, minimum=1, expect=None, **more):
     """One verdict over a k8s_info result: every object ready -> 'ready'; any failed -> that; else the
-    first pending one.  Fewer than ``minimum`` objects is pending (nothing created yet)."""
+    first pending one.  Fewer than ``minimum`` objects is pending (nothing created yet).  ``expect``
+    (and keyword arguments): csv for a Subscription, resource and at_least for Nodes."""
+    expect = dict(expect or {}, **more)
+    minimum = int(minimum)
     objects = list(objects or [])
     if len(objects) < minimum:
         return 'pending: %d of %d %s objects exist' % (len(objects), minimum, kind or 'expected')

@@ -62,6 +62,7 @@ class FilterModule:
             'openshift_machine_configs': _filter(render.machine_configs),
             'openshift_method_objects': _filter(render.method_objects),
             'openshift_stale_objects': _filter(render.stale_objects),
+            'openshift_every_method_object': _filter(render.every_method_object),
             'openshift_rdma_workload': _filter(render.rdma_workload),
             'openshift_test_pods': _filter(render.test_pods),
             'openshift_resource': _filter(render.resource),

@@ -53,14 +53,14 @@ def installplan_to_approve(plans, csv):
 
 
 def operator_groups_problem(groups, wanted):
-    """None, or why the namespace's OperatorGroups forbid installing (OLM fails CSVs with
+    """'', or why the namespace's OperatorGroups forbid installing (OLM fails CSVs with
     TooManyOperatorGroups when a namespace holds more than one)."""
     others = sorted(group['metadata']['name'] for group in groups or [] if group['metadata']['name'] != wanted)
     if others:
         return ('namespace %s already holds OperatorGroup %s; OLM allows one per namespace '
                 '(CSVs fail with TooManyOperatorGroups): delete it or set its name for this operator'
                 % (groups[0]['metadata'].get('namespace'), ', '.join(others)))
-    return None
+    return ''
 
 
 def below_floor(csv_name, floor):
@@ -151,6 +151,8 @@ def _one(kind, obj, expect):  # pylint: disable=too-many-return-statements,too-m
         return 'pending: %s updated %s/%s machines' % (name, status.get('updatedMachineCount'), status.get('machineCount'))
     if kind == 'Node':
         resource = expect.get('resource')
+        if not resource:
+            return 'ready'
         have = (status.get('allocatable') or {}).get(resource, '0')
         want = int(expect.get('at_least', 1))
         return 'ready' if int(have) >= want else 'pending: %s allocatable %s=%s' % (name, resource, have)

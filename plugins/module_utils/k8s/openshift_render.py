@@ -382,16 +382,22 @@ def method_refs(options):
     return [(o['apiVersion'], o['kind'], o['metadata']['name'], o['metadata'].get('namespace')) for o in method_objects(options)]
 
 
+def every_method_object(options):
+    """Every object any of the six configurations creates (the NicClusterPolicy aside), as references."""
+    refs = []
+    for method, link in catalog.CONFIGURATIONS:
+        for ref in method_refs(dict(options, method=method, link=link, ipam={}, num_vfs=None, resource_name=None, pf_names=[])):
+            if ref not in refs:
+                refs.append(ref)
+    return [{'apiVersion': a, 'kind': k, 'name': n, 'namespace': ns} for a, k, n, ns in refs]
+
+
 def stale_objects(options):
     """Objects another configuration creates and this one does not: removed when switching methods
     (the NicClusterPolicy is one per cluster and is replaced, not removed)."""
     keep = set(method_refs(options))
-    stale = []
-    for method, link in catalog.CONFIGURATIONS:
-        for ref in method_refs(dict(options, method=method, link=link, ipam={}, num_vfs=None, resource_name=None, pf_names=[])):
-            if ref not in keep and ref not in stale:
-                stale.append(ref)
-    return [{'apiVersion': a, 'kind': k, 'name': n, 'namespace': ns} for a, k, n, ns in stale]
+    return [ref for ref in every_method_object(options)
+            if (ref['apiVersion'], ref['kind'], ref['name'], ref['namespace']) not in keep]
 
 
 # workloads and the proof ---------------------------------------------------------------------------

@@ -69,9 +69,9 @@ def perftest_output(context, args, role):
 
 
 def ib_write_bw(context, args):
-    positional = [arg for index, arg in enumerate(args) if not arg.startswith('-')
-                  and (index == 0 or not args[index - 1].startswith('-') or args[index - 1] in ('-F', '-R', '--report_gbits'))]
-    server = positional[-1] if positional and re.match(r'^\d+\.\d+\.\d+\.\d+$', positional[-1]) else None
+    # perftest's client form: the server's address is the last argument (not the value of an option).
+    server = args[-1] if args and re.match(r'^\d+\.\d+\.\d+\.\d+$', args[-1]) and \
+        (len(args) < 2 or args[-2] not in ('--source_ip', '-d', '-p', '-x', '-T', '-s', '-m', '-q', '-D')) else None
     port = option(args, '-p', '18515')
     if server is None:
         sys.stderr.write('ib_write_bw server: start it in the background (sh -c "nohup ... &") in this stand-in\n')

@@ -190,3 +190,84 @@ def verdict(objects, kind=None, minimum=1, expect=None, **more):
         if result.startswith('pending'):
             return result
     return 'ready'
+
+
+# All four operators at once: one read per kind and poll, one verdict naming the operator and its phase.
+def plan(operators, manifests, channels=None):
+    """Each catalog operator with its resolved ``channel`` and ``csv`` (from its PackageManifest)."""
+    channels = channels or {}
+    by_name = {manifest['metadata']['name']: manifest for manifest in manifests or []}
+    resolved = []
+    for operator in operators:
+        try:
+            channel, csv = resolve_channel(by_name.get(operator['package']), channels.get(operator['key']) or operator['channel'],
+                                           operator['package'])
+        except OlmError as error:
+            raise OlmError('%s: %s' % (operator['title'], error)) from None
+        resolved.append(dict(operator, channel=channel, csv=csv))
+    return resolved
+
+
+def group_problems(planned, groups):
+    """One message per operator whose namespace holds an OperatorGroup other than the catalog's."""
+    problems = []
+    for operator in planned:
+        mine = [group for group in groups or [] if group['metadata'].get('namespace') == operator['namespace']]
+        problem = operator_groups_problem(mine, operator['operator_group'])
+        if problem:
+            problems.append('%s: %s' % (operator['title'], problem))
+    return problems
+
+
+def floor_reports(planned, subscriptions):
+    """One message per operator whose installed CSV is older than its floor."""
+    reports = []
+    for operator in planned:
+        sub = _find(subscriptions, operator['namespace'], operator['subscription'])
+        installed = ((sub or {}).get('status') or {}).get('installedCSV')
+        if installed and below_floor(installed, operator['floor']):
+            reports.append('%s: installed %s is older than the floor %s; upgrade it through its Subscription'
+                           % (operator['title'], installed, operator['floor']))
+    return reports
+
+
+def _find(objects, namespace, name):
+    return next((obj for obj in objects or [] if obj['metadata'].get('namespace') == namespace
+                 and obj['metadata']['name'] == name), None)
+
+
+def progress(objects, planned, stage, subscriptions=None):
+    """'ready', 'pending: OPERATOR: phase STAGE: ...' or 'failed: OPERATOR: phase STAGE: ...' for one stage of
+    the OLM install of every planned operator: Subscription (has its InstallPlan), InstallPlan (Complete),
+    ClusterServiceVersion (Succeeded), CustomResourceDefinition (Established)."""
+    pending = []
+    for operator in planned:
+        title = operator['title']
+        sub = _find(subscriptions if stage != 'Subscription' else objects, operator['namespace'], operator['subscription'])
+        sub_status = (sub or {}).get('status') or {}
+        if stage == 'Subscription':
+            if sub is None:
+                result = 'pending: Subscription %s/%s not found' % (operator['namespace'], operator['subscription'])
+            elif sub_status.get('installPlanRef'):
+                result = 'ready'
+            else:
+                result = _one('Subscription', sub, {'csv': '\0'})
+            targets = [result]
+        elif stage == 'InstallPlan':
+            name = (sub_status.get('installPlanRef') or {}).get('name')
+            found = _find(objects, operator['namespace'], name)
+            targets = [_one('InstallPlan', found, {}) if found else 'pending: InstallPlan %s not found' % name]
+        elif stage == 'ClusterServiceVersion':
+            name = operator['csv'] if operator['pin_csv'] else sub_status.get('currentCSV')
+            found = _find(objects, operator['namespace'], name)
+            targets = [_one('ClusterServiceVersion', found, {}) if found else 'pending: CSV %s not created yet' % name]
+        else:
+            by_name = {obj['metadata']['name']: obj for obj in objects or []}
+            targets = [_one('CustomResourceDefinition', by_name[crd], {}) if crd in by_name else 'pending: CRD %s absent' % crd
+                       for crd in operator['crds']]
+        for result in targets:
+            if result.startswith('failed'):
+                return 'failed: %s: phase %s: %s' % (title, stage, result.split(': ', 1)[1])
+            if result.startswith('pending'):
+                pending.append('pending: %s: phase %s: %s' % (title, stage, result.split(': ', 1)[1]))
+    return pending[0] if pending else 'ready'

@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
-# OpenShift GPUDirect RDMA facts (seed 004; OLM names from references.md). Nothing in the collection
-# uses them yet (the OpenShift role is planned).
+# OpenShift GPUDirect RDMA facts (seed 004; OLM names from references.md), read by the role
+# openshift_rdma through the filters of plugins/filter/openshift.py.
 #
 
 from types import MappingProxyType

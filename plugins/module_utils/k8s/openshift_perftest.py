@@ -96,8 +96,9 @@ def markdown(report):
     lines = ['# ib_write_bw: %s' % report['configuration'], '',
              '| BW average (Gb/s) | BW peak (Gb/s) | MsgRate (Mpps) | threshold (Gb/s) | verdict |',
              '|---|---|---|---|---|',
-             '| %.2f | %.2f | %s | %.2f | %s |' % (verdict['bw_average_gbps'], verdict['bw_peak_gbps'], verdict['msg_rate_mpps'],
-                                                  verdict['threshold_gbps'], verdict['verdict'])]
+             '| %.2f | %.2f | %s | %.2f | %s |' % (
+                 verdict['bw_average_gbps'], verdict['bw_peak_gbps'], verdict['msg_rate_mpps'], verdict['threshold_gbps'],
+                 verdict['verdict'])]
     lines += ['', *('- %s' % reason for reason in verdict['reasons'])]
     return '\n'.join(lines).rstrip() + '\n'
 

@@ -5,14 +5,17 @@ openshift_rdma.yml``.
     python tests/sandbox/kube/openshift_run.py [--kubeconfig PATH] [--delay SECONDS]
 """
 
-import argparse
-import os
-import signal
 import sys
-import tempfile
-import threading
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+# Run as a script, this file's directory would come first on sys.path, and its selectors.py would hide
+# the standard library's: put tests/ there instead before anything else is imported.
+sys.path[0] = __file__.rsplit('/', 3)[0]
+
+import argparse  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+import os  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+import signal  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+import tempfile  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+import threading  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
 
 from sandbox.kube import KubeHub  # noqa: E402  pylint: disable=wrong-import-position
 from sandbox.kube.openshift import OpenShiftSimulation  # noqa: E402  pylint: disable=wrong-import-position

@@ -376,3 +376,16 @@ def test_report_files():
     assert '<testsuite name="ib_write_bw" tests="1" failures="0">' in files['junit.xml']
     assert '| 180.47 |' in files['summary.md']
     assert perftest.link_rate('\t\tRate: 200\n') == 200.0
+
+
+def test_holds_ignores_defaults_and_compares_quantities_as_text():
+    pod = render.test_pods({'method': 'shared_device', 'link': 'roce'}, ['a', 'b'])[0]
+    live = copy.deepcopy(pod)
+    live['spec']['containers'][0].update({'terminationMessagePath': '/dev/termination-log', 'resources': {
+        'limits': {'nvidia.com/gpu': '1', 'rdma/rdma_shared_device_eth': '1'},
+        'requests': {'nvidia.com/gpu': '1', 'rdma/rdma_shared_device_eth': '1'}}})
+    live['status'] = {'phase': 'Running'}
+    assert render.holds(live, pod)
+    live['spec']['containers'][0]['image'] = 'other'
+    assert not render.holds(live, pod)
+    assert not render.holds({}, pod)

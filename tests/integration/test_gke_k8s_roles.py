@@ -81,7 +81,7 @@ class NetworkController(threading.Thread):
             for ref in ('networks.networking.gke.io', 'gkenetworkparamsets.networking.gke.io'):
                 try:
                     objects = self.kube.store.list(ref)
-                except Exception:  # pylint: disable=broad-except  (the CRD may not be there yet)
+                except Exception:  # pylint: disable=broad-except  # the CRD may not be there yet
                     continue
                 for obj in objects:
                     if obj['metadata']['name'] == 'default':
@@ -96,7 +96,7 @@ class NetworkController(threading.Thread):
                         obj['status'] = {'conditions': want}
                         try:
                             self.kube.store.update_status(obj)
-                        except Exception:  # pylint: disable=broad-except  (a write in between: next pass)
+                        except Exception:  # pylint: disable=broad-except  # a write in between: next pass
                             pass
 
 
@@ -210,9 +210,9 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         #    report is written and the threshold check passes. The stand-in's footer "# Avg bus bandwidth : 0.01
         #    (synthetic)" is not nccl-tests' shape, so the parser reports the run as cut short (GKE_NOTES.md, need 3).
         report = str(tmp_path / 'pass')
+        low = {'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=report,
-                                                                gke_gpudirect_nccl_fail_on_verdict=False,
-                                                                gke_gpudirect_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}))
+                                                                gke_gpudirect_nccl_fail_on_verdict=False, gke_gpudirect_nccl_thresholds=low))
         ok(run)
         with open(os.path.join(report, 'report.json'), encoding='utf-8') as handle:
             reasons = json.load(handle)['reasons']

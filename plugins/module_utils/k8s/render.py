@@ -47,7 +47,8 @@ class RenderError(ValueError):
 
 def load_manifest(relative):
     """The objects of a vendored manifest (a YAML stream), as new dicts."""
-    import yaml  # pylint: disable=import-outside-toplevel  (controller side only: filters)
+    # Controller side only (the filters): hosts never import this.
+    import yaml  # pylint: disable=import-outside-toplevel
     with open(os.path.join(MANIFEST_DIR, relative), encoding='utf-8') as handle:
         return [doc for doc in yaml.safe_load_all(handle) if doc]
 

@@ -559,7 +559,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
             return
         for nad in self.store.list('network-attachment-definitions.k8s.cni.cncf.io'):
             owner = (nad['metadata'].get('labels') or {}).get('aiinfra.gpudirect/standin-owner', '')
-            kind, _, name = owner.partition('.')
+            kind, _dot, name = owner.partition('.')
             if kind not in kinds:
                 continue
             ref, namespace = kinds[kind]
@@ -697,7 +697,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
             rendered = 'rendered-%s-%s' % (role, hashlib.sha256(json.dumps(mine).encode()).hexdigest()[:12]) if mine else 'rendered-%s-0' % role
             if pool['spec']['configuration'].get('name') != rendered:
                 pool = copy.deepcopy(pool)
-                pool['spec']['configuration'] = {'name': rendered, 'source': [{'kind': 'MachineConfig', 'name': name} for name, _ in mine]}
+                pool['spec']['configuration'] = {'name': rendered, 'source': [{'kind': 'MachineConfig', 'name': name} for name, _config in mine]}
                 pool = self._update(pool)
                 if pool is None:
                     return
@@ -802,7 +802,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                        'default': True, 'dns': {}}]
             complete = True
             for index, network in enumerate(n.strip() for n in networks.split(',') if n.strip()):
-                namespace, _, name = network.rpartition('/')
+                namespace, _slash, name = network.rpartition('/')
                 namespace = namespace or pod['metadata']['namespace']
                 nad = self.store.get('network-attachment-definitions.k8s.cni.cncf.io', name, namespace) \
                     if self._serves('network-attachment-definitions.k8s.cni.cncf.io') else None

@@ -159,7 +159,32 @@ def untolerated_taint(pod, node, effects=('NoSchedule', 'NoExecute')):
     return None
 
 
-class ClusterControllers:  # pylint: disable=too-many-instance-attributes
+class SystemWrites:
+    """The simulated controllers' writes as the system (``self.store``): a create that someone else made first,
+    or a status write on an object that changed or went since it was read, is left to the next pass."""
+
+    def _create(self, obj):
+        try:
+            return self.store.create(obj)
+        except errors.KubeError as error:
+            if error.code != 409:
+                raise
+            return None
+
+    def _update_status(self, obj, status):
+        if obj.get('status') == status:
+            return obj
+        updated = copy.deepcopy(obj)
+        updated['status'] = status
+        try:
+            return self.store.update_status(updated)
+        except errors.KubeError as error:
+            if error.code in (404, 409):   # gone, or changed since read: the next pass sees it
+                return None
+            raise
+
+
+class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-attributes
     """See the module docstring."""
 
     def __init__(self, cluster, runtime, ready_delay=0.3, tick=TICK):
@@ -237,27 +262,6 @@ class ClusterControllers:  # pylint: disable=too-many-instance-attributes
         self.garbage_collect_pods()
         self.schedule()
         self.kubelet()
-
-    # store helpers -------------------------------------------------------------------------------
-    def _create(self, obj):
-        try:
-            return self.store.create(obj)
-        except errors.KubeError as error:
-            if error.code != 409:
-                raise
-            return None
-
-    def _update_status(self, obj, status):
-        if obj.get('status') == status:
-            return obj
-        updated = copy.deepcopy(obj)
-        updated['status'] = status
-        try:
-            return self.store.update_status(updated)
-        except errors.KubeError as error:
-            if error.code in (404, 409):   # gone, or changed since read: the next pass sees it
-                return None
-            raise
 
     # GKE ----------------------------------------------------------------------------------------
     def gke_installs(self, gke_cluster, pools, project):

@@ -39,7 +39,7 @@ import traceback
 import yaml
 
 from . import errors
-from .controllers import ClusterControllers, label_selector_matches
+from .controllers import ClusterControllers, SystemWrites, label_selector_matches
 from .exec import ContainerState, PodRuntime, _now, install_handlers
 from .store import now_rfc3339
 
@@ -146,7 +146,7 @@ class SyntheticRuntime(PodRuntime):
         return [sys.executable, str(TOOLS), json.dumps(context), *command]
 
 
-class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-many-public-methods
+class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-attributes,too-many-public-methods
     """See the module docstring."""
 
     def __init__(self, cluster, version='4.17.0', workers=2, delay=0.2, csv_failures=None, csv_stalls=(),
@@ -212,26 +212,6 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         self.multus()
 
     # store helpers -------------------------------------------------------------------------------
-    def _create(self, obj):
-        try:
-            return self.store.create(obj)
-        except errors.KubeError as error:
-            if error.code != 409:
-                raise
-            return None
-
-    def _set_status(self, obj, status):
-        if obj.get('status') == status:
-            return obj
-        updated = copy.deepcopy(obj)
-        updated['status'] = status
-        try:
-            return self.store.update_status(updated)
-        except errors.KubeError as error:
-            if error.code in (404, 409):
-                return None
-            raise
-
     def _update(self, obj):
         try:
             return self.store.update(obj)
@@ -283,7 +263,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                                    'spec': {'sourceType': 'grpc', 'image': 'registry.redhat.io/redhat/%s-index:v4.17' % source,
                                             'displayName': source, 'publisher': 'Red Hat'}})
             if stored:
-                self._set_status(stored, {'connectionState': {'address': '%s.%s.svc:50051' % (source, MARKETPLACE),
+                self._update_status(stored, {'connectionState': {'address': '%s.%s.svc:50051' % (source, MARKETPLACE),
                                                               'lastObservedState': 'READY', 'lastConnect': now_rfc3339()}})
         for package, entry in PACKAGES.items():
             stored = self._create({'apiVersion': 'packages.operators.coreos.com/v1', 'kind': 'PackageManifest',
@@ -291,13 +271,13 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                                                 'labels': {'catalog': entry['source'], 'catalog-namespace': MARKETPLACE}},
                                    'spec': {}})
             if stored:
-                self._set_status(stored, {'catalogSource': entry['source'], 'catalogSourceNamespace': MARKETPLACE,
+                self._update_status(stored, {'catalogSource': entry['source'], 'catalogSourceNamespace': MARKETPLACE,
                                           'packageName': package, 'defaultChannel': entry['default'],
                                           'channels': [{'name': name, 'currentCSV': csv} for name, csv in entry['channels'].items()]})
         stored = self._create({'apiVersion': 'config.openshift.io/v1', 'kind': 'ClusterVersion', 'metadata': {'name': 'version'},
                                'spec': {'clusterID': '5e4b1c2a-0000-4000-8000-000000000000', 'channel': 'stable-4.17'}})
         if stored:
-            self._set_status(stored, {'desired': {'version': self.version, 'image': 'quay.io/openshift-release-dev/ocp-release'},
+            self._update_status(stored, {'desired': {'version': self.version, 'image': 'quay.io/openshift-release-dev/ocp-release'},
                                       'history': [{'state': 'Completed', 'version': self.version, 'image': 'quay.io/x',
                                                    'startedTime': now_rfc3339(), 'completionTime': now_rfc3339(),
                                                    'verified': False}],
@@ -339,7 +319,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                 'type': 'ResolutionFailed', 'status': 'True', 'reason': 'ConstraintsNotSatisfiable',
                 'message': 'constraints not satisfiable: no operators found in package %s in the catalog referenced by '
                            'subscription %s' % (spec.get('name'), name)}]})
-            self._set_status(sub, status)
+            self._update_status(sub, status)
             return
         channel = spec.get('channel') or entry['default']
         csv_name = spec.get('startingCSV') or entry['channels'].get(channel)
@@ -355,7 +335,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                 'spec': {'approval': 'Manual' if manual else 'Automatic', 'approved': not manual,
                          'clusterServiceVersionNames': [csv_name], 'generation': 1}})
             plan = plan or self.store.get('installplans.operators.coreos.com', plan_name, namespace)
-            self._set_status(plan, {'phase': 'RequiresApproval' if manual else 'Installing',
+            self._update_status(plan, {'phase': 'RequiresApproval' if manual else 'Installing',
                                     'catalogSources': [spec['source']], 'bundleLookups': []})
             ref = {'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'InstallPlan', 'name': plan_name,
                    'namespace': namespace, 'uid': plan['metadata']['uid'], 'resourceVersion': plan['metadata']['resourceVersion']}
@@ -363,12 +343,12 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                                                                   'name': plan_name, 'uuid': ref['uid']},
                            'currentCSV': csv_name, 'state': 'UpgradePending', 'lastUpdated': now_rfc3339(),
                            'catalogHealth': [], 'installPlanGeneration': 1})
-            self._set_status(sub, status)
+            self._update_status(sub, status)
             return
         csv = self.store.get('clusterserviceversions.operators.coreos.com', csv_name, namespace)
         if csv and (csv.get('status') or {}).get('phase') == 'Succeeded' and status.get('installedCSV') != csv_name:
             status.update({'installedCSV': csv_name, 'state': 'AtLatestKnown', 'lastUpdated': now_rfc3339()})
-            self._set_status(sub, status)
+            self._update_status(sub, status)
 
     def _installplan(self, plan):
         """SIMULATION (OLM InstallPlan).  Real: Planning -> RequiresApproval (Manual, until ``spec.approved``)
@@ -379,12 +359,12 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         uid = plan['metadata']['uid']
         if phase == 'RequiresApproval' and plan['spec'].get('approved'):
             status['phase'] = 'Installing'
-            self._set_status(plan, status)
+            self._update_status(plan, status)
         elif phase == 'Installing' and self._waited((uid, 'Installing')):
             for csv_name in plan['spec']['clusterServiceVersionNames']:
                 self._create_csv(csv_name, plan['metadata']['namespace'])
             status['phase'] = 'Complete'
-            self._set_status(plan, status)
+            self._update_status(plan, status)
 
     def _create_csv(self, csv_name, namespace):
         package = next((name for name, entry in PACKAGES.items() if csv_name in entry['channels'].values()), None)
@@ -437,7 +417,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         if step == 'Succeeded':
             for relative in PACKAGES[package]['crds']:
                 self._install_crd(relative)
-        self._set_status(csv, status)
+        self._update_status(csv, status)
 
     # NFD -------------------------------------------------------------------------------------------
     def nfd(self):
@@ -466,7 +446,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                            'lastTransitionTime': instance['metadata']['creationTimestamp']}
                           for kind, value in (('Available', 'True'), ('Upgradeable', 'True'), ('Progressing', 'False'),
                                               ('Degraded', 'False'))]
-            self._set_status(instance, {'conditions': conditions})
+            self._update_status(instance, {'conditions': conditions})
 
     def _label(self, node_name, labels, remove=()):
         node = self.store.get('nodes', node_name)
@@ -495,7 +475,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         for policy in self._list('nicclusterpolicies.mellanox.com'):
             name = policy['metadata']['name']
             if name != 'nic-cluster-policy':
-                self._set_status(policy, {'state': 'ignore', 'reason': 'Creating NicClusterPolicy with name other '
+                self._update_status(policy, {'state': 'ignore', 'reason': 'Creating NicClusterPolicy with name other '
                                           'than nic-cluster-policy is not supported'})
                 continue
             states = [('state-OFED', 'ofedDriver'), ('state-RDMA-device-plugin', 'rdmaSharedDevicePlugin'),
@@ -503,7 +483,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
             key = (policy['metadata']['uid'], policy['metadata'].get('generation'))
             ready = self._waited(key)
             applied = [{'name': state, 'state': 'ready' if ready else 'notReady'} for state, part in states if policy['spec'].get(part)]
-            self._set_status(policy, {'state': 'ready' if ready else 'notReady', 'appliedStates': applied})
+            self._update_status(policy, {'state': 'ready' if ready else 'notReady', 'appliedStates': applied})
         policy = self._policy()
         driver_ready = policy is not None and (policy.get('status') or {}).get('state') == 'ready'
         for name in self.workers:
@@ -533,7 +513,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         field = {'macvlan': 'macvlanNetworkAttachmentDef', 'host-device': 'hostDeviceNetworkAttachmentDef',
                  'ipoib': 'ipoibNetworkAttachmentDef'}[cni]
         if nad is not None:
-            self._set_status(network, {'state': 'ready', field: json.dumps(nad['spec'])})
+            self._update_status(network, {'state': 'ready', field: json.dumps(nad['spec'])})
 
     def _nad(self, owner, namespace, config, annotations):
         name = owner['metadata']['name']
@@ -580,7 +560,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         if self._serves('sriovoperatorconfigs.sriovnetwork.openshift.io'):
             config = self.store.get('sriovoperatorconfigs.sriovnetwork.openshift.io', 'default', 'openshift-sriov-network-operator')
         if config is not None:
-            self._set_status(config, {'injector': 'Running', 'operatorWebhook': 'Running'})
+            self._update_status(config, {'injector': 'Running', 'operatorWebhook': 'Running'})
         selector = ((config or {}).get('spec') or {}).get('configDaemonNodeSelector') or {}
         policies = self._list('sriovnetworknodepolicies.sriovnetwork.openshift.io', 'openshift-sriov-network-operator')
         for name in self.workers if config is not None else []:
@@ -658,7 +638,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         status = {'interfaces': interfaces, 'syncStatus': 'Succeeded' if done else 'InProgress'}
         if errors_found:
             status.update({'syncStatus': 'Failed', 'lastSyncError': errors_found[0]})
-        self._set_status(state, status)
+        self._update_status(state, status)
 
     # GPU Operator --------------------------------------------------------------------------------------
     def gpu_operator(self):
@@ -670,10 +650,10 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
         policies = sorted(self._list('clusterpolicies.nvidia.com'), key=lambda p: p['metadata']['creationTimestamp'])
         for index, policy in enumerate(policies):
             if index:
-                self._set_status(policy, {'state': 'ignored', 'namespace': 'nvidia-gpu-operator'})
+                self._update_status(policy, {'state': 'ignored', 'namespace': 'nvidia-gpu-operator'})
                 continue
             ready = self._waited((policy['metadata']['uid'], policy['metadata'].get('generation')))
-            self._set_status(policy, {'state': 'ready' if ready else 'notReady', 'namespace': 'nvidia-gpu-operator'})
+            self._update_status(policy, {'state': 'ready' if ready else 'notReady', 'namespace': 'nvidia-gpu-operator'})
 
     def _gpus_ready(self):
         policies = self._list('clusterpolicies.nvidia.com')
@@ -720,7 +700,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                                                'All nodes are updated with %s' % rendered if done else ''),
                                      condition('Updating', 'False' if done else 'True'),
                                      condition('Degraded', 'False')]}
-            self._set_status(pool, status)
+            self._update_status(pool, status)
 
     # Nodes ------------------------------------------------------------------------------------------
     def node_status(self):
@@ -766,7 +746,7 @@ class OpenShiftSimulation:  # pylint: disable=too-many-instance-attributes,too-m
                                    'kernelVersion': '5.14.0-427.44.1.el9_4.x86_64', 'kubeProxyVersion': 'v' + self.cluster.version,
                                    'kubeletVersion': 'v' + self.cluster.version, 'machineID': name, 'operatingSystem': 'linux',
                                    'osImage': 'Red Hat Enterprise Linux CoreOS 417.94', 'systemUUID': name}}
-            self._set_status(node, status)
+            self._update_status(node, status)
 
     @staticmethod
     def _device_plugin_resources(spec):

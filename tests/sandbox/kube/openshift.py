@@ -264,7 +264,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                                             'displayName': source, 'publisher': 'Red Hat'}})
             if stored:
                 self._update_status(stored, {'connectionState': {'address': '%s.%s.svc:50051' % (source, MARKETPLACE),
-                                                              'lastObservedState': 'READY', 'lastConnect': now_rfc3339()}})
+                                                                 'lastObservedState': 'READY', 'lastConnect': now_rfc3339()}})
         for package, entry in PACKAGES.items():
             stored = self._create({'apiVersion': 'packages.operators.coreos.com/v1', 'kind': 'PackageManifest',
                                    'metadata': {'name': package, 'namespace': MARKETPLACE,
@@ -272,17 +272,17 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                                    'spec': {}})
             if stored:
                 self._update_status(stored, {'catalogSource': entry['source'], 'catalogSourceNamespace': MARKETPLACE,
-                                          'packageName': package, 'defaultChannel': entry['default'],
-                                          'channels': [{'name': name, 'currentCSV': csv} for name, csv in entry['channels'].items()]})
+                                             'packageName': package, 'defaultChannel': entry['default'],
+                                             'channels': [{'name': name, 'currentCSV': csv} for name, csv in entry['channels'].items()]})
         stored = self._create({'apiVersion': 'config.openshift.io/v1', 'kind': 'ClusterVersion', 'metadata': {'name': 'version'},
                                'spec': {'clusterID': '5e4b1c2a-0000-4000-8000-000000000000', 'channel': 'stable-4.17'}})
         if stored:
             self._update_status(stored, {'desired': {'version': self.version, 'image': 'quay.io/openshift-release-dev/ocp-release'},
-                                      'history': [{'state': 'Completed', 'version': self.version, 'image': 'quay.io/x',
-                                                   'startedTime': now_rfc3339(), 'completionTime': now_rfc3339(),
-                                                   'verified': False}],
-                                      'observedGeneration': 1, 'versionHash': 'standin', 'availableUpdates': None,
-                                      'capabilities': {}})
+                                         'history': [{'state': 'Completed', 'version': self.version, 'image': 'quay.io/x',
+                                                      'startedTime': now_rfc3339(), 'completionTime': now_rfc3339(),
+                                                      'verified': False}],
+                                         'observedGeneration': 1, 'versionHash': 'standin', 'availableUpdates': None,
+                                         'capabilities': {}})
         for role in ('master', 'worker'):
             self._create({'apiVersion': 'machineconfiguration.openshift.io/v1', 'kind': 'MachineConfigPool',
                           'metadata': {'name': role},
@@ -336,7 +336,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                          'clusterServiceVersionNames': [csv_name], 'generation': 1}})
             plan = plan or self.store.get('installplans.operators.coreos.com', plan_name, namespace)
             self._update_status(plan, {'phase': 'RequiresApproval' if manual else 'Installing',
-                                    'catalogSources': [spec['source']], 'bundleLookups': []})
+                                       'catalogSources': [spec['source']], 'bundleLookups': []})
             ref = {'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'InstallPlan', 'name': plan_name,
                    'namespace': namespace, 'uid': plan['metadata']['uid'], 'resourceVersion': plan['metadata']['resourceVersion']}
             status.update({'installPlanRef': ref, 'installplan': {'apiVersion': ref['apiVersion'], 'kind': 'InstallPlan',
@@ -476,7 +476,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
             name = policy['metadata']['name']
             if name != 'nic-cluster-policy':
                 self._update_status(policy, {'state': 'ignore', 'reason': 'Creating NicClusterPolicy with name other '
-                                          'than nic-cluster-policy is not supported'})
+                                             'than nic-cluster-policy is not supported'})
                 continue
             states = [('state-OFED', 'ofedDriver'), ('state-RDMA-device-plugin', 'rdmaSharedDevicePlugin'),
                       ('state-SRIOV-device-plugin', 'sriovDevicePlugin'), ('state-ipoib-cni', 'secondaryNetwork')]

@@ -290,9 +290,10 @@ def apply(smi, params, plan, profiles, compute_instances):
 
 def report(state, plans, planned):
     rows = []
-    for plan, _profiles in plans:
+    for plan, profiles in plans:
         gpu = state.gpu(plan.index)
-        shown = mig.describe_planned(gpu, plan) if planned and plan.changes else mig.describe(gpu, state.gpu_instances, state.compute_instances)
+        shown = (mig.describe_planned(gpu, plan, profiles, state.compute_instances) if planned and plan.changes
+                 else mig.describe(gpu, state.gpu_instances, state.compute_instances))
         rows.append(dict(index=gpu['index'], name=gpu['name'], **shown))
     return rows
 

@@ -289,31 +289,30 @@ def busy_problem(gpu, processes):
             % (gpu['index'], gpu['pci_bus_id'], ', '.join('pid %d %s' % (p['pid'], p['name']) for p in mine)))
 
 
+def _instance_line(profile, start, size, computes):
+    return '%s at %d:%d, compute instances: %s' % (profile, start, size, ', '.join(computes) or 'none')
+
+
+def _mode_text(current, pending):
+    return current if current == pending else '%s (pending %s)' % (current, pending)
+
+
 def describe(gpu, gpu_instances, compute_instances):
     """One GPU's MIG state as shown in diffs and results."""
     mine = sorted((g for g in gpu_instances if g['gpu'] == gpu['index']), key=lambda g: (g['start'], g['id']))
-    return {
-        'mig_mode': gpu['mig_current'] if gpu['mig_current'] == gpu['mig_pending']
-        else '%s (pending %s)' % (gpu['mig_current'], gpu['mig_pending']),
-        'gpu_instances': ['%s at %d:%d, compute instances: %s' % (g['profile'], g['start'], g['size'],
-                                                                   ', '.join(current_wanted(g, compute_instances).compute_instances) or 'none')
-                          for g in mine],
-    }
+    return {'mig_mode': _mode_text(gpu['mig_current'], gpu['mig_pending']),
+            'gpu_instances': [_instance_line(g['profile'], g['start'], g['size'], current_wanted(g, compute_instances).compute_instances)
+                              for g in mine]}
 
 
-def describe_planned(gpu, plan):
+def describe_planned(gpu, plan, profiles, compute_instances):
     """The state ``plan`` leads to, in describe()'s form (check mode's 'after')."""
+    sizes = {p.name: p.memory_slices for p in profiles}
+    rows = [(g['start'], _instance_line(g['profile'], g['start'], g['size'], current_wanted(g, compute_instances).compute_instances))
+            for g in plan.keep]
+    rows += [(start, _instance_line(wanted.profile, start, sizes[wanted.profile], wanted.compute_instances)) for wanted, start in plan.create]
     mode = plan.mode or gpu['mig_current']
-    rows = [(g['start'], '%s at %d:%d' % (g['profile'], g['start'], g['size']), None, g) for g in plan.keep]
-    rows += [(start, None, (wanted, start), None) for wanted, start in plan.create]
-    shown = []
-    for start, text, created, kept in sorted(rows, key=lambda row: row[0]):
-        if created:
-            wanted, start = created
-            shown.append('%s at %d, compute instances: %s' % (wanted.profile, start, ', '.join(wanted.compute_instances)))
-        else:
-            shown.append(text + ', compute instances: (kept)')
-    return {'mig_mode': mode, 'gpu_instances': shown}
+    return {'mig_mode': _mode_text(mode, plan.mode or gpu['mig_pending']), 'gpu_instances': [line for _start, line in sorted(rows)]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,7 +344,9 @@ def create_argv(index, profiles, wanted, start):
 
 
 def compute_argv(index, gpu_instance_id, wanted):
-    return ['mig', '-i', str(index), '-gi', str(gpu_instance_id), '-cci', ','.join(wanted.compute_instances)]
+    """Largest compute instance first: a small one created first can take the only placement of a larger one."""
+    order = sorted(wanted.compute_instances, key=lambda name: -int(re.match(r'^(\d+)[cg]\.', name).group(1)))
+    return ['mig', '-i', str(index), '-gi', str(gpu_instance_id), '-cci', ','.join(order)]
 
 
 def planned_commands(plan, profiles, compute_instances):

@@ -126,9 +126,9 @@ def created_gpu_instance_ids(text):
 
 
 def live_profiles(gpu, profiles, placements):
-    """The GPU instance profiles nvidia-smi lists for GPU ``gpu``, as catalog GpuInstanceProfile records."""
+    """The GPU instance profiles nvidia-smi lists for GPU ``gpu`` (in its order), as catalog GpuInstanceProfile records."""
     result = []
-    for name, (profile_id, _free, total) in sorted(profiles.get(gpu, {}).items(), key=lambda item: item[1][0]):
+    for name, (profile_id, _free, total) in profiles.get(gpu, {}).items():
         starts, size = placements.get(gpu, {}).get(profile_id, ((), 0))
         slices = int(re.match(r'^(\d+)g\.', name).group(1))
         result.append(mig_catalog.GpuInstanceProfile(name, profile_id, slices, size, starts, total))

@@ -149,6 +149,8 @@ commands:
   sample: [["-i", "0", "-mig", "1"], ["mig", "-i", "0", "-cgi", "9:0", "-C"]]
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import mig
@@ -174,12 +176,10 @@ class NvidiaSmi:
         self.module, self.path, self.ran = module, path, []
 
     def _run(self, args):
-        try:
-            rc, out, err = self.module.run_command([self.path] + list(args))
-        except OSError as exc:
-            raise mig.MigError('nvidia_smi: cannot run %s (%s); install the GPU driver first (cos-extensions install gpu) '
-                               'or point nvidia_smi at it' % (self.path, exc)) from None
-        return rc, out, err
+        if not os.access(self.path, os.X_OK):
+            raise mig.MigError('nvidia_smi: cannot run %s (no such executable); install the GPU driver first '
+                               '(cos-extensions install gpu) or point nvidia_smi at it' % self.path)
+        return self.module.run_command([self.path] + list(args))
 
     def read(self, args):
         rc, out, err = self._run(args)

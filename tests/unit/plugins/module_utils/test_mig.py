@@ -157,3 +157,42 @@ def test_busy_and_gpudirect_problems():
         mig.check_gpudirect('TCPXO', 'enabled')
     mig.check_gpudirect('TCPX', 'disabled')
     mig.check_gpudirect('none', 'enabled')
+
+
+# -- the host stage's inputs (cos_host_prep_mig, cos_host_prep_gpudirect), checked on the controller ------------------
+
+def host_params(**extra):
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import inputs
+    result = ArgumentSpecValidator(inputs.HOST_ARGUMENT_SPEC).validate(dict({'machine_type': 'a3-highgpu-8g'}, **extra))
+    assert not result.error_messages
+    return inputs, result.validated_parameters
+
+
+@pytest.mark.parametrize('extra, message', [
+    ({'mig': {'instances': [{'profile': '1g.10gb', 'count': 7}]}},
+     'mig: a3-highgpu-8g runs GPUDirect-TCPX, which does not work with multi-instance GPU; set gpudirect: false'),
+    ({'gpudirect': False, 'mig': {'instances': [{'profile': '1g.18gb'}]}},
+     "mig: instances[0].profile: '1g.18gb' is not a MIG profile of NVIDIA H100 80GB HBM3; choose one of: 1g.10gb"),
+    ({'gpudirect': False, 'mig': {'instances': [{'profile': '1g.10gb', 'count': 8}]}}, 'mig: instances: 8 x 1g.10gb; NVIDIA H100 80GB HBM3 holds at most 7'),
+    ({'gpudirect': False, 'mig': {'gpus': [8]}}, 'mig: gpus 8; a3-highgpu-8g has GPUs 0-7'),
+    ({'gpudirect': False, 'mig': {'state': 'on'}}, "mig: state 'on'; choose enabled or disabled"),
+    ({'gpudirect': False, 'mig': {'instance': []}}, 'mig: unknown key(s) instance; it takes state, gpus, instances, allow_gpu_reset'),
+    ({'gpudirect': False, 'mig': {'state': 'enabled'}}, 'mig: instances: give the GPU instances each GPU gets'),
+])
+def test_the_host_stage_refuses_mig_inputs(extra, message):
+    inputs, params = host_params(**extra)
+    with pytest.raises(inputs.HostInputError) as error:
+        inputs.check_host_inputs(params)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize('extra', [
+    {},
+    {'gpudirect': False, 'mig': {'instances': [{'profile': '1g.10gb', 'count': 7}]}},
+    {'gpudirect': False, 'mig': {'gpus': [0, 1], 'instances': [{'profile': '4g.40gb'}, {'profile': '3g.40gb', 'compute_instances': ['1c.3g.40gb'] * 3}]}},
+    {'mig': {'state': 'disabled'}},
+])
+def test_the_host_stage_accepts_mig_inputs(extra):
+    inputs, params = host_params(**extra)
+    inputs.check_host_inputs(params)

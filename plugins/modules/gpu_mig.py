@@ -146,7 +146,7 @@ commands:
   returned: always
   type: list
   elements: list
-  sample: [["-i", "0", "-mig", "1"], ["mig", "-i", "0", "-cgi", "9:0", "-C"]]
+  sample: [["-i", "0", "-mig", "1"], ["mig", "-i", "0", "-cgi", "5:0,9:4", "-C"]]
 """
 
 import os
@@ -280,9 +280,9 @@ def apply(smi, params, plan, profiles, compute_instances):
             smi.change(argv)
     if plan.mode:
         set_mode(smi, params, plan)
-    for wanted, start in plan.create:
-        created = mig.created_gpu_instance_ids(smi.change(mig.create_argv(plan.index, profiles, wanted, start)))
-        if wanted.compute_instances != (wanted.profile,):
+    for argv, wanted in mig.creation_steps(plan, profiles):
+        created = mig.created_gpu_instance_ids(smi.change(argv))
+        if wanted:
             if not created:
                 raise mig.MigError('GPU %d: nvidia-smi did not say which GPU instance it created for %s' % (plan.index, wanted.profile))
             smi.change(mig.compute_argv(plan.index, created[0], wanted))

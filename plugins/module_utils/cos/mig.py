@@ -336,11 +336,19 @@ def destroy_argvs(index, gpu_instance, compute_instances):
     return argvs
 
 
-def create_argv(index, profiles, wanted, start):
-    """One GPU instance at its placement; ``-C`` adds the default compute instance when that is all it needs."""
-    profile_id = {p.name: p.profile_id for p in profiles}[wanted.profile]
-    argv = ['mig', '-i', str(index), '-cgi', '%d:%d' % (profile_id, start)]
-    return argv + ['-C'] if wanted.compute_instances == (wanted.profile,) else argv
+def creation_steps(plan, profiles):
+    """[(nvidia-smi argv, Wanted that still needs its compute instances, or None)] creating plan.create.
+
+    The GPU instances that get the default compute instance go in one ``-cgi id:start,... -C`` (every
+    nvidia-smi run initialises NVML, which takes a while on a real GPU); each one with other compute
+    instances is created alone, so that its new ID can be read from nvidia-smi's answer for ``-cci``.
+    """
+    ids = {p.name: p.profile_id for p in profiles}
+    default = ['%d:%d' % (ids[w.profile], start) for w, start in plan.create if w.compute_instances == (w.profile,)]
+    steps = [(['mig', '-i', str(plan.index), '-cgi', ','.join(default), '-C'], None)] if default else []
+    steps += [(['mig', '-i', str(plan.index), '-cgi', '%d:%d' % (ids[w.profile], start)], w)
+              for w, start in plan.create if w.compute_instances != (w.profile,)]
+    return steps
 
 
 def compute_argv(index, gpu_instance_id, wanted):
@@ -356,8 +364,8 @@ def planned_commands(plan, profiles, compute_instances):
         commands.extend(destroy_argvs(plan.index, instance, compute_instances))
     if plan.mode:
         commands.append(mode_argv(plan.index, plan.mode))
-    for wanted, start in plan.create:
-        commands.append(create_argv(plan.index, profiles, wanted, start))
-        if wanted.compute_instances != (wanted.profile,):
+    for argv, wanted in creation_steps(plan, profiles):
+        commands.append(argv)
+        if wanted:
             commands.append(compute_argv(plan.index, '<new>', wanted))
     return commands

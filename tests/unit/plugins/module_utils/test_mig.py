@@ -141,6 +141,16 @@ def test_plans(name, state, current, instances, gis, cis, expected):
     assert plan.changes == (expected != (None, [], expected[2], []))
 
 
+def test_default_compute_instances_are_created_in_one_run():
+    profiles = h200_live()
+    plan = mig.plan_gpu(gpu('Disabled'), 'enabled', mig.wanted_instances(
+        [{'profile': '1g.18gb'}, {'profile': '2g.35gb', 'compute_instances': ['1c.2g.35gb']}, {'profile': '4g.71gb'}], profiles),
+        profiles, [], [])
+    assert mig.planned_commands(plan, profiles, []) == [
+        ['-i', '0', '-mig', '1'], ['mig', '-i', '0', '-cgi', '5:0,19:6', '-C'], ['mig', '-i', '0', '-cgi', '14:4'],
+        ['mig', '-i', '0', '-gi', '<new>', '-cci', '1c.2g.35gb']]
+
+
 def test_commands_destroy_compute_instances_first_and_create_at_placements():
     profiles = h200_live()
     plan = mig.plan_gpu(gpu(), 'enabled', mig.wanted_instances(

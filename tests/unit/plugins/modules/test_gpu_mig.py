@@ -76,7 +76,7 @@ def test_the_standin_prints_what_the_real_nvidia_smi_printed(host):
 def test_check_mode_changes_nothing_and_predicts_the_real_run(host):
     checked = run(SEVEN, check_mode=True)
     assert checked['changed'] is True and host.mutating_calls() == []
-    assert checked['commands'][:2] == [['-i', '0', '-mig', '1'], ['mig', '-i', '0', '-cgi', '19:0', '-C']]
+    assert checked['commands'][:2] == [['-i', '0', '-mig', '1'], ['mig', '-i', '0', '-cgi', '19:0,19:1,19:2,19:3,19:4,19:5,19:6', '-C']]
     applied = run(SEVEN)
     assert applied['changed'] is True and applied['diff']['after'] == checked['diff']['after']
     assert applied['diff']['before']['gpus'][0] == {'index': 0, 'name': 'NVIDIA H200', 'mig_mode': 'Disabled', 'gpu_instances': []}
@@ -101,10 +101,10 @@ def test_a_new_layout_keeps_the_instances_that_match(host):
 
 
 def test_disabled_destroys_the_instances_then_turns_mig_off(host):
-    run(SEVEN)
+    run({'instances': [{'profile': '4g.71gb'}, {'profile': '3g.71gb'}]})
     result = run({'state': 'disabled', 'gpus': [1]})
     assert result['changed'] is True and result['commands'][-1] == ['-i', '1', '-mig', '0']
-    assert [g['gpu'] for g in host.state['gpu_instances']] == [0] * 7
+    assert [g['gpu'] for g in host.state['gpu_instances']] == [0, 0]
     assert run({'state': 'disabled', 'gpus': [1]})['changed'] is False
 
 

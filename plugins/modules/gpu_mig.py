@@ -83,11 +83,10 @@ options:
     default: /var/lib/nvidia/bin/nvidia-smi
 notes:
   - Needs root (become) on the host.
+  - The role P(aiinfra.gpudirect.cos_host_prep#role) runs this module when its variable C(cos_host_prep_mig) is set.
   - MIG mode and MIG devices last only while the driver is loaded; after a reboot run the module again.
   - Supports check mode (only the listings run) and diff mode (each chosen GPU's mode and instances).
 seealso:
-  - role: aiinfra.gpudirect.cos_host_prep
-    description: Its O(cos_host_prep_mig) variable runs this module on the hosts.
   - name: NVIDIA Multi-Instance GPU User Guide
     description: Profiles, placements and the nvidia-smi mig commands.
     link: https://docs.nvidia.com/datacenter/tesla/mig-user-guide/

@@ -213,9 +213,9 @@ def check_layout(wanted, profiles, gpu_name='this GPU'):
             raise ValueError('instances: %d x %s; %s holds at most %d of them' % (count, name, gpu_name, by_name[name].max_count))
     compute = sum(by_name[w.profile].compute_slices for w in wanted)
     if compute > mig_catalog.COMPUTE_SLICES or fit(wanted, profiles) is None:
+        asked = ' + '.join(w.profile for w in wanted)
         raise ValueError('instances: %s do not fit on one %s (%d compute slices of %d, and the placements of `nvidia-smi mig -lgipp`); '
-                         'ask for fewer or smaller GPU instances' % (' + '.join(w.profile for w in wanted), gpu_name, compute,
-                                                                    mig_catalog.COMPUTE_SLICES))
+                         'ask for fewer or smaller GPU instances' % (asked, gpu_name, compute, mig_catalog.COMPUTE_SLICES))
 
 
 def check_gpudirect(technology, state):

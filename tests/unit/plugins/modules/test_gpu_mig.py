@@ -97,7 +97,8 @@ def test_a_new_layout_keeps_the_instances_that_match(host):
     assert result['gpus'][0]['gpu_instances'] == ['3g.71gb at 0:4, compute instances: 1c.3g.71gb, 2c.3g.71gb',
                                                   '3g.71gb at 4:4, compute instances: 3g.71gb']
     assert host.state['gpus'][1]['mig_current'] == 'Disabled'
-    assert run({'gpus': [0], 'instances': [{'profile': '3g.71gb'}, {'profile': '3g.71gb', 'compute_instances': ['2c.3g.71gb', '1c.3g.71gb']}]})['changed'] is False
+    same = [{'profile': '3g.71gb'}, {'profile': '3g.71gb', 'compute_instances': ['2c.3g.71gb', '1c.3g.71gb']}]
+    assert run({'gpus': [0], 'instances': same})['changed'] is False
 
 
 def test_disabled_destroys_the_instances_then_turns_mig_off(host):

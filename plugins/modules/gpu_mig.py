@@ -220,6 +220,8 @@ def chosen_gpus(state, indexes):
 def make_plans(params, state):
     """(GpuPlan, profiles) for each chosen GPU; MigError for the first problem, before anything changes."""
     plans, problems = [], []
+    if params['state'] == 'disabled' and params['instances']:
+        raise mig.MigError('instances: state disabled destroys every GPU instance; remove instances or set state: enabled')
     for gpu in chosen_gpus(state, params['gpus']):
         profiles = mig.live_profiles(gpu['index'], state.profiles, state.placements)
         wanted = []

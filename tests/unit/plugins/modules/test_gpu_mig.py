@@ -149,6 +149,7 @@ def test_a_reset_the_platform_refuses_says_reboot(host):
     ({'instances': [{'profile': '1g.10gb', 'count': 7}]}, "instances[0].profile: '1g.10gb' is not a MIG profile of NVIDIA H200"),
     ({'instances': [{'profile': '4g.71gb'}, {'profile': '4g.71gb'}]}, 'instances: 2 x 4g.71gb; NVIDIA H200 holds at most 1'),
     ({'nvidia_smi': '/nonexistent/nvidia-smi'}, 'nvidia_smi: cannot run /nonexistent/nvidia-smi'),
+    (dict(SEVEN, state='disabled'), 'instances: state disabled destroys every GPU instance; remove instances or set state: enabled'),
 ])
 def test_bad_input_fails_before_any_change(host, args, message):
     result = run(args)

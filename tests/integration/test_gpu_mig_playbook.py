@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-from playbook_runner import ansible_playbook, collections_path
+from playbook_runner import ansible_playbook, collection_root, collections_path
 
 STANDIN = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'mig', 'standin', 'nvidia-smi'))
 MUTATING_FLAGS = {'-mig', '-cgi', '-cci', '-dci', '-dgi', '--gpu-reset', '-r'}
@@ -80,3 +80,44 @@ def test_the_plan_step_refuses_mig_beside_gpudirect_before_anything_is_written(s
     assert ('cos_host_prep_mig: a3-highgpu-8g runs GPUDirect-TCPX, which does not work with multi-instance GPU; '
             'set cos_host_prep_gpudirect: false') in refusal.group(1)
     assert [e for e in sandbox.request_log() if e['method'] in ('POST', 'PATCH', 'PUT', 'DELETE')] == []
+
+
+ROLE_PLAY = """
+- name: The MIG step of cos_host_prep on the stand-in host
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    cos_host_prep_nvidia_smi: %s
+    __cos_host_prep_plan: {technology: TCPX}
+    __cos_host_prep_driver_needed: false
+  tasks:
+    - name: The role's MIG tasks
+      ansible.builtin.include_tasks: %s
+"""
+
+
+def test_the_roles_mig_step_passes_its_variables_and_the_hosts_gpudirect(tmp_path):
+    state = tmp_path / 'standin-state.json'
+    state.write_text(json.dumps({'gpus': [{'index': 0, 'name': 'NVIDIA H200', 'pci_bus_id': '00000000:00:06.0', 'mig_current': 'Disabled',
+                                           'mig_pending': 'Disabled'}], 'gpu_instances': [], 'compute_instances': []}))
+    playbook = tmp_path / 'role-mig.yml'
+    playbook.write_text(ROLE_PLAY % (STANDIN, collection_root() / 'roles' / 'cos_host_prep' / 'tasks' / 'mig.yml'))
+    env = {key: value for key, value in os.environ.items() if not key.startswith('ANSIBLE_')}
+    env.update(NVIDIA_SMI_STANDIN_STATE=str(state), ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1',
+               ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
+    mig_vars = {'cos_host_prep_mig': {'instances': [{'profile': '4g.71gb'}, {'profile': '3g.71gb', 'compute_instances': ['1c.3g.71gb'] * 3}]}}
+
+    def play(extra):
+        command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,',
+                   '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', json.dumps(extra), str(playbook)]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+    beside_tcpx = play(dict(mig_vars, cos_host_prep_gpudirect=True))
+    assert beside_tcpx.returncode != 0 and 'this host runs GPUDirect-TCPX, which does not work with multi-instance GPU' in beside_tcpx.stdout
+    assert 'calls' not in json.loads(state.read_text())
+    without = play(dict(mig_vars, cos_host_prep_gpudirect=False))
+    assert without.returncode == 0 and recap(without.stdout)['changed'] == 1, without.stdout
+    final = json.loads(state.read_text())
+    assert sorted(g['profile'] for g in final['gpu_instances']) == ['3g.71gb', '4g.71gb']
+    assert sorted(c['profile'] for c in final['compute_instances']) == ['1c.3g.71gb'] * 3 + ['4g.71gb']

@@ -14,6 +14,8 @@ import ipaddress
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import mig as mig_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import mig as host_mig
 
 HOST_ARGUMENT_SPEC = {
     'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
@@ -33,7 +35,10 @@ HOST_ARGUMENT_SPEC = {
     'plugin_install_timeout': {'type': 'int', 'default': 300},
     'nccl_env_logging': {'type': 'bool', 'default': False},
     'docker_socket': {'type': 'path', 'default': '/var/run/docker.sock'},
+    'gpudirect': {'type': 'bool', 'default': True},
+    'mig': {'type': 'dict', 'default': {}},
 }
+MIG_KEYS = ('state', 'gpus', 'instances', 'allow_gpu_reset')
 
 
 class HostInputError(ValueError):
@@ -65,3 +70,34 @@ def check_host_inputs(params):
             host_stacks.version_pair(family.technology, rxdm=params['rxdm_version'] or None, plugin=params['plugin_version'] or None)
         except ValueError as exc:
             raise HostInputError(str(exc)) from None
+    check_mig_inputs(params, family)
+
+
+def check_mig_inputs(params, family):
+    """The multi-instance GPU request, checked with the functions gpu_mig runs on the host, against the family's GPU."""
+    mig = params.get('mig') or {}
+    if not mig:
+        return
+    unknown = sorted(set(mig) - set(MIG_KEYS))
+    if unknown:
+        raise HostInputError('mig: unknown key(s) %s; it takes %s' % (', '.join(unknown), ', '.join(MIG_KEYS)))
+    state = mig.get('state') or 'enabled'
+    if state not in ('enabled', 'disabled'):
+        raise HostInputError('mig: state %r; choose enabled or disabled' % (state,))
+    gpus = mig.get('gpus') or []
+    wrong = [gpu for gpu in gpus if not isinstance(gpu, int) or not 0 <= gpu < family.gpu_count]
+    if wrong:
+        raise HostInputError('mig: gpus %s; %s has GPUs 0-%d' % (', '.join(map(str, wrong)), family.machine_type, family.gpu_count - 1))
+    if state == 'disabled':
+        return
+    if params['gpudirect'] and family.technology in mig_catalog.TECHNOLOGIES_WITHOUT_MIG:
+        raise HostInputError('mig: %s runs GPUDirect-%s, which does not work with multi-instance GPU; set gpudirect: false for the '
+                             'hosts that use MIG (no RxDM, no NCCL plugin), or remove mig' % (family.machine_type, family.technology))
+    if not mig.get('instances'):
+        raise HostInputError('mig: instances: give the GPU instances each GPU gets, e.g. [{profile: 1g.10gb, count: 7}]')
+    gpu_name = mig_catalog.gpu_name_for_family(family)
+    profiles = mig_catalog.profiles_for_gpu(gpu_name)
+    try:
+        host_mig.check_layout(host_mig.wanted_instances(mig['instances'], profiles, gpu_name), profiles, gpu_name)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise HostInputError('mig: %s' % exc) from None

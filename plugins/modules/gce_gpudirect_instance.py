@@ -14,8 +14,14 @@ description:
     (8 on A3 Mega, 4 on A3 High and A3 Edge), Container-Optimized OS, and the manual's four provisioning models.
   - The catalog entry comes from O(machine_type); its NIC layout is taken from the GPUDirect network of O(network_prefix) (made by
     M(aiinfra.gpudirect.gce_gpudirect_network)) or from O(network_interfaces), and is checked against the catalog.
-  - VMs are created concurrently. A capacity error (C(ZONE_RESOURCE_POOL_EXHAUSTED), quota) is reported for that VM by
-    name while the others go on, and a rerun creates only what is missing; O(fallback_zones) are tried in order first.
+  - Two or more new VMs of a zone are created with one C(instances.bulkInsert) request, as C(gcloud compute instances bulk create)
+    does (one request against the API rate limits, capacity and quota checked before it starts). It names every VM and asks
+    for at least one (C(minCount) 1), so Compute Engine creates as many as the zone takes now instead of none. A single new VM,
+    and C(flex_start) VMs (a bulk request cannot carry their C(request_valid_for_duration)), get one C(instances.insert) each,
+    concurrently.
+  - A VM not created for want of capacity (C(ZONE_RESOURCE_POOL_EXHAUSTED), quota, a zone that refuses the bulk request with
+    C(insufficientCapacity), or a VM the bulk request made no room for) is reported by name with its error while the others go
+    on; O(fallback_zones) are tried in order for those VMs only, and a rerun creates only what is still missing.
   - A second run with the same arguments changes nothing. Labels, metadata and network tags are changed in place; any
     other difference on an existing VM is reported by VM and field, and the VM is replaced only with O(recreate=true).
   - Of the metadata, labels and network tags of an existing VM, only the keys the collection sets (the catalog's
@@ -302,7 +308,7 @@ events:
   returned: always
   type: list
   elements: str
-  sample: ["a3high-vm-1: created in us-central1-a (RUNNING) after 41.2s"]
+  sample: ["bulkInsert of 8 VMs in us-central1-a: 8 created after 41.2s", "a3high-vm-1: created in us-central1-a after 41.2s"]
 actions:
   description: What was done (or would be done in check mode), one line per VM and step.
   returned: always

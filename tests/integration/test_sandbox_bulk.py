@@ -162,3 +162,14 @@ def test_gpu_quota_is_checked_before_the_bulk_starts(sandbox, fabric):
     assert refused.status == 403 and refused.body['error']['errors'][0]['reason'] == 'quotaExceeded'
     fabric.must('POST', BULK, {'count': '2', 'perInstanceProperties': {n: {} for n in 'ab'}, 'instanceProperties': PROPERTIES})
     assert names(sandbox) == ['a', 'b']
+
+
+def test_vms_that_overfill_a_specific_reservation_together_are_refused(sandbox, fabric):
+    fabric.must('POST', 'compute/v1/projects/%s/zones/%s/reservations' % (PROJECT, ZONE), {
+        'name': 'res', 'specificReservationRequired': True, 'specificReservation': {'count': '2', 'instanceProperties': {'machineType': MEGA}}})
+    properties = dict(PROPERTIES, reservationAffinity={'consumeReservationType': 'SPECIFIC_RESERVATION',
+                                                       'key': 'compute.googleapis.com/reservation-name', 'values': ['res']})
+    refused = fabric.post(BULK, {'count': '3', 'perInstanceProperties': {n: {} for n in 'abc'}, 'instanceProperties': properties})
+    assert refused.status == 400 and 'does not have sufficient capacity' in refused.body['error']['message']
+    fabric.must('POST', BULK, {'count': '2', 'perInstanceProperties': {n: {} for n in 'ab'}, 'instanceProperties': properties})
+    assert names(sandbox) == ['a', 'b']

@@ -423,3 +423,18 @@ def test_a_rerun_while_a_vm_is_provisioning_waits_for_it(sandbox, vms, connectio
 def gce_instance_defaults():
     """The module's option defaults, as Ansible fills them in."""
     return {name: spec.get('default') for name, spec in gce_gpudirect_instance.ARGUMENT_SPEC.items()}
+
+
+def test_a_vm_made_by_bulk_insert_is_the_vm_one_insert_makes(sandbox, vms):
+    """The InstanceProperties the module sends (names where an instance takes links) make the same VM as its insert body."""
+    vms(names=['solo'], count=None, boot_disk_type='pd-ssd', labels={'team': 'ml'}, tags=['gpu'])
+    vms(names=['pair-1', 'pair-2'], count=None, boot_disk_type='pd-ssd', labels={'team': 'ml'}, tags=['gpu'])
+    assert len(bulk_inserts(mutating(sandbox))) == 1 and len(single_inserts(mutating(sandbox))) == 1
+
+    def essentials(vm):
+        return {'machineType': vm['machineType'], 'scheduling': vm['scheduling'], 'labels': vm.get('labels'), 'tags': vm['tags'].get('items'),
+                'metadata': vm['metadata'].get('items'), 'serviceAccounts': vm['serviceAccounts'], 'guestAccelerators': vm['guestAccelerators'],
+                'disks': [(disk['type'], disk['diskSizeGb'], disk['boot'], disk['autoDelete'], disk['interface']) for disk in vm['disks']],
+                'nics': [(nic['network'], nic['subnetwork'], nic.get('nicType'), bool(nic.get('accessConfigs'))) for nic in vm['networkInterfaces']]}
+    made = instances(sandbox)
+    assert essentials(made['pair-1']) == essentials(made['solo']) == essentials(made['pair-2'])

@@ -14,8 +14,14 @@ description:
     (8 on A3 Mega, 4 on A3 High and A3 Edge), Container-Optimized OS, and the manual's four provisioning models.
   - The catalog entry comes from O(machine_type); its NIC layout is taken from the GPUDirect network of O(network_prefix) (made by
     M(aiinfra.gpudirect.gce_gpudirect_network)) or from O(network_interfaces), and is checked against the catalog.
-  - VMs are created concurrently. A capacity error (C(ZONE_RESOURCE_POOL_EXHAUSTED), quota) is reported for that VM by
-    name while the others go on, and a rerun creates only what is missing; O(fallback_zones) are tried in order first.
+  - Two or more new VMs of a zone are created with one C(instances.bulkInsert) request, as C(gcloud compute instances bulk create)
+    does (one request against the API rate limits, capacity and quota checked before it starts). It names every VM and asks
+    for at least one (C(minCount) 1), so Compute Engine creates as many as the zone takes now instead of none. A single new VM,
+    and C(flex_start) VMs (a bulk request cannot carry their C(request_valid_for_duration)), get one C(instances.insert) each,
+    concurrently.
+  - A VM not created for want of capacity (C(ZONE_RESOURCE_POOL_EXHAUSTED), quota, a zone that refuses the bulk request with
+    C(insufficientCapacity), or a VM the bulk request made no room for) is reported by name with its error while the others go
+    on; O(fallback_zones) are tried in order for those VMs only, and a rerun creates only what is still missing.
   - A second run with the same arguments changes nothing. Labels, metadata and network tags are changed in place; any
     other difference on an existing VM is reported by VM and field, and the VM is replaced only with O(recreate=true).
   - Of the metadata, labels and network tags of an existing VM, only the keys the collection sets (the catalog's
@@ -302,7 +308,7 @@ events:
   returned: always
   type: list
   elements: str
-  sample: ["a3high-vm-1: created in us-central1-a (RUNNING) after 41.2s"]
+  sample: ["bulkInsert of 8 VMs in us-central1-a: 8 created after 41.2s", "a3high-vm-1: created in us-central1-a after 41.2s"]
 actions:
   description: What was done (or would be done in check mode), one line per VM and step.
   returned: always
@@ -337,6 +343,7 @@ class GroupRunner:
         self.exclusive = module.params['exclusive']
         self.events = []
         self.errors = {}
+        self.created = {}
         self.done = 0
         self._lock = threading.Lock()
 
@@ -346,22 +353,53 @@ class GroupRunner:
             self.events.append(line)
             self.done += 1 if done else 0
 
-    def create(self, name):
-        started = time.monotonic()
-        last_error = None
+    def create(self, names):
+        """Create the VMs of names, trying the zones in order: ({name: zone} created, {name: GcpError} not created).
+
+        In each zone, two or more VMs go in one bulkInsert (gce/instance.py bulk_requests says when), otherwise one
+        insert each, concurrently. A VM refused for capacity moves on to the next zone; in the last zone its error stays."""
+        created, failed, pending = {}, {}, list(names)
         for zone in self.zones:
-            action = "create instance '%s' in %s" % (name, zone)
-            try:
-                self.compute.run('POST', 'zones/%s/instances' % zone, action, body=self.spec.body(name, zone), timeout=self.timeout)
-            except GcpError as exc:
-                last_error = exc
-                if exc.capacity and zone != self.zones[-1]:
-                    self.event('%s: no capacity in %s (%s), trying the next zone' % (name, zone, ', '.join(exc.codes)), done=False)
-                    continue
-                raise
-            self.event('%s: created in %s after %.1fs' % (name, zone, time.monotonic() - started))
-            return zone
-        raise last_error
+            started = time.monotonic()
+            made, refused = self.insert_in(zone, pending)
+            for name in made:
+                created[name] = zone
+                self.event('%s: created in %s after %.1fs' % (name, zone, time.monotonic() - started))
+            pending = []
+            for name, error in refused.items():
+                if error.capacity and zone != self.zones[-1]:
+                    self.event('%s: no capacity in %s (%s), trying the next zone' % (name, zone, ', '.join(error.codes) or error.reason
+                                                                                     or 'fewer made than asked'), done=False)
+                    pending.append(name)
+                else:
+                    failed[name] = error
+            if not pending:
+                break
+        return created, failed
+
+    def insert_in(self, zone, names):
+        """([names created], {name: GcpError}) of one zone: bulkInsert where it serves, else one insert per VM."""
+        bodies = gce_instance.bulk_requests(self.spec, zone, names)
+        made, refused = [], {}
+        for body in bodies:
+            started = time.monotonic()
+            created, failed = self.compute.bulk_insert(zone, body, timeout=self.timeout)
+            self.event('bulkInsert of %s VMs in %s: %d created after %.1fs' % (body['count'], zone, len(created), time.monotonic() - started),
+                       done=False)
+            made.extend(created)
+            refused.update(failed)
+        if bodies:
+            return made, refused
+
+        def insert(name):
+            self.compute.run('POST', 'zones/%s/instances' % zone, "create instance '%s' in %s" % (name, zone), body=self.spec.body(name, zone),
+                             timeout=self.timeout)
+        for name, _result, error in gcp_client.map_concurrently(insert, names, max_workers=16):
+            if error is None:
+                made.append(name)
+            else:
+                refused[name] = error
+        return made, refused
 
     def run_on(self, instance, verb):
         zone = links.resource_name(instance['zone'])
@@ -388,12 +426,17 @@ class GroupRunner:
         self.event('%s: %s set in place' % (instance['name'], ', '.join(fields)))
 
     def carry_out(self, name, plan, instance, in_place):
-        """The steps of one VM's plan, in order (gce/instance.py plan_vm decides them)."""
+        """The steps of one VM's plan, in order (gce/instance.py plan_vm decides them); a 'create' first step has been
+        done for the whole group by create_group."""
         for step in plan.steps:
             if step == 'recreate':
                 self.run_on(instance, 'delete')
-            if step in ('create', 'recreate'):
-                instance = {'name': name, 'zone': self.create(name)}
+                created, failed = self.create([name])
+                if failed:
+                    raise failed[name]
+                instance = {'name': name, 'zone': created[name]}
+            elif step == 'create':
+                instance = {'name': name, 'zone': self.created[name]}
             elif step == 'update':
                 self.update(instance, in_place, self.spec.body(name))
             elif step == 'wait':
@@ -407,13 +450,22 @@ class GroupRunner:
             else:   # start, stop, delete
                 self.run_on(instance, step)
 
+    def create_group(self, names):
+        """The 'create' steps of every VM that starts with one, together: bulkInsert needs them in one request."""
+        self.created, failed = self.create(names)
+        for name in names:
+            if name in failed:
+                self.fail(name, failed[name])
+
+    def fail(self, name, error):
+        self.errors[name] = error
+        self.event('%s: FAILED: %s' % (name, error), done=False)
+
     def each(self, function, items, key):
         """Run function on every item concurrently; record failures by name instead of stopping the others."""
         for item, _result, error in gcp_client.map_concurrently(function, items, max_workers=16):
             if error is not None:
-                name = key(item)
-                self.errors[name] = error
-                self.event('%s: FAILED: %s' % (name, error), done=False)
+                self.fail(key(item), error)
 
 
 def ensure_placement_policy(compute, params, check_mode, actions):
@@ -497,7 +549,9 @@ def main():
         final = current
         touched = [name for name in names if plans[name].steps]
         if not module.check_mode and touched:
-            runner.each(lambda name: runner.carry_out(name, plans[name], current.get(name), in_place[name]), touched, key=lambda name: name)
+            runner.create_group([name for name in touched if plans[name].steps[0] == 'create'])
+            touched_now = [name for name in touched if name not in runner.errors and plans[name].steps != ['create']]
+            runner.each(lambda name: runner.carry_out(name, plans[name], current.get(name), in_place[name]), touched_now, key=lambda name: name)
             targets = {name: plans[name].wait_for for name in touched if plans[name].wait_for and name not in runner.errors}
             final, late = compute.wait_for_instances(names, targets, params['timeout'])
             for name in late:

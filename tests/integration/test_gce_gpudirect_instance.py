@@ -114,21 +114,88 @@ def test_reservation_bound_needs_an_existing_reservation(sandbox, vms, connectio
     assert affinity == {'consumeReservationType': 'SPECIFIC_RESERVATION', 'key': 'compute.googleapis.com/reservation-name', 'values': ['res-a']}
 
 
+def bulk_inserts(entries):
+    return [e for e in entries if e['path'].split('?')[0].endswith('/instances/bulkInsert')]
+
+
+def single_inserts(entries):
+    return [e for e in entries if e['path'].split('?')[0].endswith('/instances')]
+
+
+def test_vms_are_created_with_one_bulk_insert_and_a_rerun_sends_nothing(sandbox, vms):
+    """Eight VMs: one bulkInsert naming all eight (perInstanceProperties), minCount 1, InstanceProperties with the machine type's
+    name; no single insert. The rerun only reads."""
+    result = vms(count=8)
+    assert result.get('failed') is not True, result.get('msg')
+    assert [vm['status'] for vm in result['instances']] == ['RUNNING'] * 8
+    bulk = bulk_inserts(mutating(sandbox))
+    assert len(bulk) == 1 and single_inserts(mutating(sandbox)) == []
+    body = bulk[0]['body']
+    assert sorted(body['perInstanceProperties']) == sorted('hi-vm-%d' % n for n in range(1, 9))
+    assert (body['count'], body['minCount'], body['instanceProperties']['machineType']) == ('8', '1', 'a3-highgpu-8g')
+    assert any(line.startswith('bulkInsert of 8 VMs in us-central1-a: 8 created') for line in result['events'])
+    count = len(sandbox.request_log())
+    again = vms(count=8)
+    assert again['changed'] is False and again['actions'] == []
+    assert {e['method'] for e in sandbox.request_log()[count:]} == {'GET'}
+
+
 def test_capacity_errors_are_per_vm_and_a_rerun_creates_only_those(sandbox, vms):
+    """The zone takes 4 of the 7 new VMs: those 4 are made, the 3 others are reported FAILED by name with the capacity
+    shortfall; with room again, the rerun sends one bulkInsert naming exactly those 3."""
     vms(count=1)   # fabric and one VM first
-    sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=3)
+    sandbox.set_capacity(ZONE, 'a3-highgpu-8g', 4)
     result = vms(count=8)
     assert result['failed'] is True
     failed = sorted(vm['name'] for vm in result['instances'] if vm['status'] == 'FAILED')
     assert len(failed) == 3 and 'hi-vm-1' not in failed
-    assert result['msg'].startswith('3 of 8 VMs failed: ') and 'ZONE_RESOURCE_POOL_EXHAUSTED' in result['msg']
+    assert result['msg'].startswith('3 of 8 VMs failed: ') and all(name in result['msg'] for name in failed)
+    assert 'created 4 of the 7 VMs asked' in result['msg']
     assert len(instances(sandbox)) == 5
     count = len(mutating(sandbox))
+    sandbox.clear_capacity()
     rerun = vms(count=8)
     assert rerun.get('failed') is not True, rerun.get('msg')
-    inserts = [e for e in mutating(sandbox)[count:] if e['path'].split('?')[0].endswith('/instances')]
-    assert sorted(e['body']['name'] for e in inserts) == failed
+    bulk = bulk_inserts(mutating(sandbox)[count:])
+    assert len(bulk) == 1 and sorted(bulk[0]['body']['perInstanceProperties']) == failed
+    assert single_inserts(mutating(sandbox)[count:]) == []
     assert len(instances(sandbox)) == 8
+
+
+def test_a_zone_without_room_for_any_vm_fails_each_by_name(sandbox, vms):
+    """No room at all: bulkInsert is refused before it starts (503 insufficientCapacity, not retried), every VM is FAILED."""
+    vms(count=1)
+    sandbox.set_capacity(ZONE, 'a3-highgpu-8g', 0)
+    result = vms(count=3)
+    assert result['failed'] is True and result['msg'].startswith('2 of 3 VMs failed: ')
+    assert 'insufficientCapacity' in result['msg'] and 'does not have enough resources' in result['msg']
+    assert [e['status'] for e in sandbox.request_log('compute.instances.bulkInsert')] == [503]
+
+
+def test_fallback_zone_takes_what_the_first_zone_cannot(sandbox, vms):
+    """Room for 1 of 3 in the zone: the 2 others go to the fallback zone in a second bulkInsert."""
+    sandbox.set_capacity(ZONE, 'a3-highgpu-8g', 1)
+    result = vms(count=3, fallback_zones=['us-central1-b'])
+    assert result.get('failed') is not True, result.get('msg')
+    zones = sorted(vm['zone'] for vm in result['instances'])
+    assert zones == ['us-central1-a', 'us-central1-b', 'us-central1-b']
+    assert [e['path'].split('/zones/')[1].split('/')[0] for e in bulk_inserts(mutating(sandbox))] == ['us-central1-a', 'us-central1-b']
+    assert sum('no capacity in us-central1-a' in line for line in result['events']) == 2
+
+
+def test_flex_start_vms_go_one_insert_each(sandbox, vms):
+    """InstanceProperties has no params, so flex_start's requestValidForDuration cannot go through bulkInsert."""
+    result = vms(count=2, provisioning_model='flex_start', termination_action='DELETE', max_run_duration='1h', request_valid_for_duration='90s')
+    assert result.get('failed') is not True, result.get('msg')
+    assert bulk_inserts(mutating(sandbox)) == [] and len(single_inserts(mutating(sandbox))) == 2
+
+
+def test_check_mode_plans_the_bulk_without_a_mutating_request(sandbox, vms):
+    vms(count=1)
+    count = len(mutating(sandbox))
+    planned = vms(count=6, check_mode=True)
+    assert planned['changed'] is True and len([a for a in planned['actions'] if a.startswith('create instance')]) == 5
+    assert len(mutating(sandbox)) == count
 
 
 def test_a_spot_request_for_a_standard_vm_is_refused_before_any_insert(sandbox, vms):
@@ -140,7 +207,7 @@ def test_a_spot_request_for_a_standard_vm_is_refused_before_any_insert(sandbox, 
 
 
 def test_spot_capacity_errors_named_and_rerun(sandbox, vms):
-    sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=3)
+    sandbox.set_capacity(ZONE, 'a3-megagpu-8g', 5)
     spot = dict(count=8, provisioning_model='spot', termination_action='STOP', family='a3-megagpu-8g', prefix='mega')
     result = vms(**spot)
     assert result['failed'] is True
@@ -148,14 +215,14 @@ def test_spot_capacity_errors_named_and_rerun(sandbox, vms):
     assert len(failed) == 3
     assert result['msg'].startswith('3 of 8 VMs failed: ')
     assert all(name in result['msg'] for name in failed)
-    assert 'ZONE_RESOURCE_POOL_EXHAUSTED' in result['msg']
     assert len(instances(sandbox)) == 5
     count = len(mutating(sandbox))
-    sandbox.clear_faults()
+    sandbox.clear_capacity()
     rerun = vms(**spot)
     assert rerun.get('failed') is not True, rerun.get('msg')
-    created = [e for e in mutating(sandbox)[count:] if e['path'].split('?')[0].endswith('/instances')]
-    assert sorted(e['body']['name'] for e in created) == sorted(failed)
+    bulk = bulk_inserts(mutating(sandbox)[count:])
+    assert len(bulk) == 1 and sorted(bulk[0]['body']['perInstanceProperties']) == sorted(failed)
+    assert bulk[0]['body']['instanceProperties']['scheduling']['provisioningModel'] == 'SPOT'
     assert len(instances(sandbox)) == 8
 
 
@@ -356,3 +423,18 @@ def test_a_rerun_while_a_vm_is_provisioning_waits_for_it(sandbox, vms, connectio
 def gce_instance_defaults():
     """The module's option defaults, as Ansible fills them in."""
     return {name: spec.get('default') for name, spec in gce_gpudirect_instance.ARGUMENT_SPEC.items()}
+
+
+def test_a_vm_made_by_bulk_insert_is_the_vm_one_insert_makes(sandbox, vms):
+    """The InstanceProperties the module sends (names where an instance takes links) make the same VM as its insert body."""
+    vms(names=['solo'], count=None, boot_disk_type='pd-ssd', labels={'team': 'ml'}, tags=['gpu'])
+    vms(names=['pair-1', 'pair-2'], count=None, boot_disk_type='pd-ssd', labels={'team': 'ml'}, tags=['gpu'])
+    assert len(bulk_inserts(mutating(sandbox))) == 1 and len(single_inserts(mutating(sandbox))) == 1
+
+    def essentials(vm):
+        return {'machineType': vm['machineType'], 'scheduling': vm['scheduling'], 'labels': vm.get('labels'), 'tags': vm['tags'].get('items'),
+                'metadata': vm['metadata'].get('items'), 'serviceAccounts': vm['serviceAccounts'], 'guestAccelerators': vm['guestAccelerators'],
+                'disks': [(disk['type'], disk['diskSizeGb'], disk['boot'], disk['autoDelete'], disk['interface']) for disk in vm['disks']],
+                'nics': [(nic['network'], nic['subnetwork'], nic.get('nicType'), bool(nic.get('accessConfigs'))) for nic in vm['networkInterfaces']]}
+    made = instances(sandbox)
+    assert essentials(made['pair-1']) == essentials(made['solo']) == essentials(made['pair-2'])

@@ -19,6 +19,8 @@ Interface::
     sb.resources('compute.instances')   # stored resources of a collection, as dicts
     sb.set_quota('NVIDIA_H100_GPUS', 16, project='p', region='us-central1')   # or NETWORKS, ...; None: unlimited
     sb.clear_quotas()               # back to the defaults (NETWORKS 15 per project, GPUs unlimited)
+    sb.set_capacity('us-central1-a', 'a3-megagpu-8g', 5)   # the zone takes 5 more such VMs (capacity.py); None: unlimited
+    sb.clear_capacity()
     sb.reset()                      # clears state and log (faults and quotas stay)
     sb.latency = 2.0                # operations stay RUNNING this long
     sb.stop()
@@ -41,7 +43,7 @@ Locations (regions, zones, auto-mode ranges, zones of each A3/A4 machine type) c
 Modules: server (HTTP, dispatch, log, controls), batch (Google's multipart batch endpoint),
 discovery (routes from the discovery documents), validation (schema checks), faults, store (state,
 state file), operations, registry, compute (catalog endpoints, operations, CRUD scaffolding, list
-filters, network profiles), networking, instances, rules (each rule with its source), quotas,
+filters, network profiles), networking, instances, bulk (instances.bulkInsert), capacity (zone room), rules (each rule with its source), quotas,
 container, serviceusage, catalog (zones, machine types, images, GKE versions), errors; for tests: client (stdlib JSON client with ``create_vpc``) and
 gcloud (the real gcloud CLI pointed at a sandbox).
 """

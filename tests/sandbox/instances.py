@@ -1,5 +1,5 @@
-"""Compute Engine VM instances (insert, bulkInsert, start, stop, delete), reservations and resource
-policies.
+"""Compute Engine VM instances (insert, start, stop, delete; bulkInsert is in bulk.py), reservations and
+resource policies.
 
 An instance is checked as GCE checks it: the machine type, image, networks, subnetworks,
 reservation and resource policies it names must exist (in the right zone or region), and the rules
@@ -10,15 +10,15 @@ STOPPING -> TERMINATED, start STAGING -> RUNNING, delete STOPPING -> gone.
 
 import ipaddress
 
-from . import catalog
+from . import capacity, catalog
 from .compute import (collection, delete, fingerprint, insert, link, name_of, new_key, new_resource, project_number,
-                      ref_key, register_crud, require, resolve_image, resource_key, scope_path)
+                      ref_key, register_crud, require, resolve_image, resource_key)
 from .errors import ApiError, resource_in_use
 from .networking import find_subnet_for_region
-from .operations import operation_error, start_compute_operation
+from .operations import capacity_error, operation_error, start_compute_operation
 from .quotas import check_gpu_quota, gpu_quota_metric
 from .registry import handles
-from .rules import (DISK_TYPES, DISK_TYPES_BY_MACHINE, check_labels, check_name, check_nics, check_scheduling, effective_nic_type,
+from .rules import (DISK_TYPES, DISK_TYPES_BY_MACHINE, check_labels, check_nics, check_scheduling, effective_nic_type,
                     field_error, is_gpu_machine)
 from .store import rfc3339
 
@@ -307,7 +307,7 @@ def _check_reservation(call, reservation_key, machine_type):
                           'Reservation %s does not have sufficient capacity for the requested resources.' % reservation_key)
 
 
-def _reservation_usage(call, reservation_key, delta):
+def reservation_usage(call, reservation_key, delta):
     reservation = call.store.get(collection('reservations'), reservation_key) if reservation_key else None
     if reservation is not None:
         specific = reservation.setdefault('specificReservation', {})
@@ -322,59 +322,15 @@ def insert_instance(call):
     check_gpu_quota(call, catalog.region_of_zone(zone), [resource])
     if resource.get('_exhausted'):
         return start_compute_operation(call, key.rsplit('/', 2)[0], 'insert', key, resource['id'], [], error=resource['_exhausted'])
+    machine_type = name_of(resource['machineType'])
+    if capacity.room(call, zone, machine_type) == 0:
+        # No room: the insert is accepted and its operation fails (capacity.py).
+        return start_compute_operation(call, key.rsplit('/', 2)[0], 'insert', key, resource['id'], [],
+                                       error=capacity_error(key.rsplit('/', 2)[0], machine_type))
     operation = insert(call, 'instances', key, resource, final_fields={'status': 'RUNNING'}, quota_metric=gpu_quota_metric(resource))
     if call.fault is None:
-        _reservation_usage(call, resource.get('_reservation'), +1)
-    return operation
-
-
-def _bulk_names(call, body, zone):
-    names = list((body.get('perInstanceProperties') or {}).keys())
-    count = int(body.get('count', len(names)))
-    pattern = body.get('namePattern')
-    serial = 1
-    while len(names) < count:
-        if not pattern or '#' not in pattern:
-            raise field_error('namePattern', pattern, 'A name pattern with # is required when count exceeds the named instances.')
-        width = pattern.count('#')
-        name = pattern.replace('#' * width, str(serial).zfill(width))
-        serial += 1
-        if name not in names and call.store.get(collection('instances'), 'projects/%s/zones/%s/instances/%s' % (call.project, zone, name)) is None:
-            names.append(name)
-    return names
-
-
-@handles('compute.instances.bulkInsert')
-def bulk_insert_instances(call):
-    zone = call.params['zone']
-    scope = scope_path(call, 'zones')
-    body = call.body
-    if not body.get('instanceProperties'):
-        raise field_error('instanceProperties', '', 'instanceProperties (or a source instance template) must be given.')
-    built = []
-    for name in _bulk_names(call, body, zone):
-        check_name(name)
-        instance_body = dict(body['instanceProperties'], name=name)
-        instance_body.update((body.get('perInstanceProperties') or {}).get(name, {}))
-        instance_body['name'] = name
-        built.append(build_instance(call, instance_body, zone, '%s/instances/%s' % (scope, name)))
-    # As GCE does: one bulkInsert operation, and one insert operation per VM sharing its operationGroupId
-    # (gcloud lists the zone's operations filtered by that id to report what was created).
-    group_id = 'bulk-%d' % call.store.new_serial()
-    quota = gpu_quota_metric(built[0]) if built else 'CPUS'
-    check_gpu_quota(call, catalog.region_of_zone(zone), built)
-    exhausted = next((resource['_exhausted'] for resource in built if resource.get('_exhausted')), None)
-    if exhausted:
-        return start_compute_operation(call, scope, 'bulkInsert', scope + '/instances', None, [], quota, group_id, error=exhausted)
-    if call.fault is None:
-        for resource in built:
-            key = scope + '/instances/' + resource['name']
-            call.store.put(collection('instances'), key, resource)
-            effect = {'action': 'update', 'collection': collection('instances'), 'key': key, 'fields': {'status': 'RUNNING'}}
-            start_compute_operation(call, scope, 'insert', key, resource['id'], [effect], quota, group_id)
-            _reservation_usage(call, resource.get('_reservation'), +1)
-    operation = start_compute_operation(call, scope, 'bulkInsert', scope + '/instances', None, [], quota, group_id)
-    operation.pop('targetId', None)
+        capacity.take(call, zone, machine_type)
+        reservation_usage(call, resource.get('_reservation'), +1)
     return operation
 
 
@@ -388,7 +344,7 @@ def delete_instance(call):
         raise ApiError(400, 'invalidResourceUsage', "Invalid resource usage: 'Resource cannot be deleted if it's protected against deletion.'.")
     reservation = instance.get('_reservation')
     operation = delete(call, 'instances', key, interim_fields={'status': 'STOPPING'})
-    _reservation_usage(call, reservation, -1)
+    reservation_usage(call, reservation, -1)
     return operation
 
 

@@ -50,20 +50,29 @@ def operation_error(code, message, http_status, http_message, details):
     }
 
 
+def no_room_message(scope_path):
+    """What GCE says when a zone has no capacity for the VMs asked for."""
+    return ("The zone '%s' does not have enough resources available to fulfill the request.  "
+            "Try a different zone, or try again later." % scope_path)
+
+
+def capacity_error(scope_path, machine_type):
+    """The fields of an operation that failed for want of capacity in the zone: ZONE_RESOURCE_POOL_EXHAUSTED, 503."""
+    details = [{'errorInfo': {'reason': 'resource_availability', 'domain': 'compute.googleapis.com',
+                              'metadata': {'zone': scope_path.rsplit('/', 1)[-1], 'vmType': machine_type}}}]
+    return operation_error('ZONE_RESOURCE_POOL_EXHAUSTED', no_room_message(scope_path), *_COMPUTE_ERRORS['ZONE_RESOURCE_POOL_EXHAUSTED'],
+                           details)
+
+
 def _compute_error(call, scope_path, quota_metric):
     kind = call.fault.kind
     scope_name = scope_path.rsplit('/', 1)[-1]
     if kind == 'ZONE_RESOURCE_POOL_EXHAUSTED':
-        message = ("The zone '%s' does not have enough resources available to fulfill the request.  "
-                   "Try a different zone, or try again later." % scope_path)
-        details = [{'errorInfo': {'reason': 'resource_availability', 'domain': 'compute.googleapis.com',
-                                  'metadata': {'zone': scope_name, 'vmType': call.body.get('machineType', '').rsplit('/', 1)[-1]
-                                               if isinstance(call.body, dict) else ''}}}]
-    else:
-        where = scope_path.split('/', 2)[2] if scope_path.count('/') >= 2 else 'global'
-        message = "Quota '%s' exceeded.  Limit: 0.0 in %s." % (quota_metric, where.replace('zones/', 'zone ').replace('regions/', 'region '))
-        details = [{'quotaInfo': {'metricName': 'compute.googleapis.com/%s' % quota_metric.lower(), 'limitName': '%s-per-project-region' % quota_metric,
-                                  'dimensions': {'region': scope_name}, 'limit': 0.0}}]
+        return capacity_error(scope_path, call.body.get('machineType', '').rsplit('/', 1)[-1] if isinstance(call.body, dict) else '')
+    where = scope_path.split('/', 2)[2] if scope_path.count('/') >= 2 else 'global'
+    message = "Quota '%s' exceeded.  Limit: 0.0 in %s." % (quota_metric, where.replace('zones/', 'zone ').replace('regions/', 'region '))
+    details = [{'quotaInfo': {'metricName': 'compute.googleapis.com/%s' % quota_metric.lower(), 'limitName': '%s-per-project-region' % quota_metric,
+                              'dimensions': {'region': scope_name}, 'limit': 0.0}}]
     status, status_message = _COMPUTE_ERRORS[kind]
     return operation_error(kind, message, status, status_message, details)
 

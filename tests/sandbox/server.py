@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 # Importing the handler modules registers them (see registry.py).
-from . import compute, container, instances, networking, serviceusage, updates  # noqa: F401  pylint: disable=unused-import
+from . import bulk, compute, container, instances, networking, serviceusage, updates  # noqa: F401  pylint: disable=unused-import
 from .batch import parse_batch, render_batch
 from .discovery import find_route
 from .errors import ApiError, request_info, unknown_url
@@ -69,6 +69,7 @@ class Sandbox:
         self.store = Store(state_file)
         self.faults = FaultInjector(seed)
         self.quotas = {}   # (project or '*', region or '', metric) -> limit; see quotas.py
+        self.capacity = {}   # (zone, machine type) -> VMs the zone still takes; see capacity.py
         self._log = []
         self._log_lock = threading.Lock()
         self._server = None
@@ -136,6 +137,16 @@ class Sandbox:
     def clear_quotas(self):
         """Back to the default limits (quotas.DEFAULT_LIMITS)."""
         self.quotas.clear()
+
+    def set_capacity(self, zone, machine_type, free):
+        """Let ``zone`` take only ``free`` more VMs of ``machine_type`` (capacity.py); ``free=None``: unlimited again."""
+        if free is None:
+            self.capacity.pop((zone, machine_type), None)
+        else:
+            self.capacity[(zone, machine_type)] = int(free)
+
+    def clear_capacity(self):
+        self.capacity.clear()
 
     def quota_limit(self, project, metric, region=None):
         """The limit in force for ``metric`` (None: unlimited); the most specific setting wins."""

@@ -97,6 +97,7 @@ class Store:
                 self.apply(effect)
             operation['_effects'] = []
             operation.update(operation.pop('_error', {}))
+            operation.update(operation.pop('_done_fields', {}))   # output fields known only at the end (bulkInsert's counts)
             operation['status'] = 'DONE'
             if 'progress' in operation:
                 operation['progress'] = 100

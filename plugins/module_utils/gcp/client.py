@@ -79,6 +79,9 @@ AUTH_KINDS = ('application', 'serviceaccount', 'accesstoken', 'machineaccount', 
 
 # The statuses Google documents as safe to retry with backoff; anything else is the caller's error.
 RETRYABLE_STATUSES = frozenset((429, 500, 502, 503, 504))
+# A 503 that is an answer, not a passing failure: bulkInsert refuses a zone without room for minCount VMs with
+# 503 reason insufficientCapacity ("Troubleshooting bulk creation of VMs"); another zone, not a retry, is the cure.
+FINAL_REASONS = frozenset(('insufficientCapacity',))
 MUTATING_METHODS = frozenset(('POST', 'PUT', 'PATCH', 'DELETE'))
 # The Compute wait method returns after at most about two minutes even when not DONE, so one read
 # must be allowed to take that long.
@@ -120,11 +123,20 @@ class GcpError(Exception):
     def capacity(self):
         """True for the errors that mean 'no room now', which a fallback zone or a later rerun may solve."""
         return bool(set(self.codes) & {'ZONE_RESOURCE_POOL_EXHAUSTED', 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
-                                       'QUOTA_EXCEEDED', 'RESOURCE_EXHAUSTED'})
+                                       'QUOTA_EXCEEDED', 'RESOURCE_EXHAUSTED'}) or self.reason == 'insufficientCapacity'
 
     def to_dict(self):
         return {'action': self.action, 'message': self.message, 'status': self.status, 'reason': self.reason,
                 'codes': list(self.codes)}
+
+
+class GcpShortfall(GcpError):
+    """A VM a bulkInsert with minCount below count did not create, with no error of its own: Compute Engine makes fewer
+    than asked when the zone lacks capacity or quota for the rest, so another zone or a later run may make it."""
+
+    @property
+    def capacity(self):
+        return True
 
 
 class GcpTimeout(GcpError):
@@ -335,7 +347,7 @@ class Transport:
                     self.credentials.authorize(headers, force_refresh=True)
                     refreshed = True
                     continue
-                if response.status_code not in RETRYABLE_STATUSES:
+                if response.status_code not in RETRYABLE_STATUSES or last_error.reason in FINAL_REASONS:
                     raise last_error
                 retry_after = parse_retry_after(response.headers.get('Retry-After'))
             delay = next(delays)
@@ -527,6 +539,35 @@ class ComputeClient(_ApiClient):
     def run(self, method, path, action, body=None, params=None, timeout=600.0):
         """call() and wait() together: the finished operation, or a GcpError naming the resource."""
         return self.wait(self.call(method, path, action, body=body, params=params), action, timeout=timeout)
+
+    def bulk_insert(self, zone, body, timeout=600.0):
+        """One instances.bulkInsert of named VMs (perInstanceProperties), awaited: ([names created], {name: GcpError}).
+
+        As gcloud's bulk create does, the VMs made are read from the zone's operations of the bulk operation's
+        operationGroupId: a DONE insert without error is a VM created, an insert with an error is that VM's error, and a
+        name with no insert is a shortfall (GcpShortfall). A refusal or a failed bulk operation is every VM's error."""
+        names = list(body['perInstanceProperties'])
+        action = 'create %d instances in %s (bulkInsert)' % (len(names), zone)
+        try:
+            operation = self.run('POST', 'zones/%s/instances/bulkInsert' % zone, action, body=body, timeout=timeout)
+        except GcpError as exc:
+            return [], {name: exc for name in names}
+        query = {'filter': 'operationGroupId = "%s"' % operation.get('operationGroupId')}
+        group = self.list('zones/%s/operations' % zone, 'list operations of %s' % action, params=query)
+        inserts = {resource_name(item.get('targetLink')): item for item in group if item.get('operationType') == 'insert'}
+        created, failed = [], {}
+        made = sum(1 for insert in inserts.values() if not insert.get('error'))
+        for name in names:
+            insert = inserts.get(name)
+            if insert is not None and insert.get('error'):
+                failed[name] = error_from_operation("create instance '%s' in %s" % (name, zone), insert)
+            elif insert is not None:
+                created.append(name)
+            else:
+                failed[name] = GcpShortfall("create instance '%s' in %s" % (name, zone), 'bulkInsert operation %s created %d of the %d VMs '
+                                            'asked; Compute Engine creates fewer only when the zone lacks capacity or quota'
+                                            % (operation.get('name'), made, len(names)))
+        return created, failed
 
     def instances_by_name(self, names):
         """{name: instance} for the named VMs that exist in any zone: one aggregatedList with a name filter."""

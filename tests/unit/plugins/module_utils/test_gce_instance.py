@@ -70,3 +70,33 @@ def test_keys_added_by_others_are_no_difference_unless_exclusive():
     vm['serviceAccounts'] = [{'email': '1-compute@developer.gserviceaccount.com', 'scopes': ['https://www.googleapis.com/auth/cloud-platform']}]
     assert gce_instance.differences(spec.body('hi-vm-1'), vm) == ([], [])
     assert gce_instance.differences(spec.body('hi-vm-1'), vm, exclusive=['metadata', 'labels', 'tags']) == (['metadata', 'tags', 'labels'], [])
+
+
+# -- bulkInsert bodies ---------------------------------------------------------------------------------------------
+def test_a_bulk_request_names_the_vms_and_says_instance_properties_with_names_not_links():
+    names, spec = build(count=3, boot_disk_type='pd-ssd', placement_policy='compact')
+    [body] = gce_instance.bulk_requests(spec, 'us-central1-b', names)
+    assert (body['count'], body['minCount'], list(body['perInstanceProperties'])) == ('3', '1', names)
+    properties = body['instanceProperties']
+    assert properties['machineType'] == 'a3-highgpu-8g'
+    assert properties['disks'][0]['initializeParams']['diskType'] == 'pd-ssd'
+    assert properties['resourcePolicies'] == ['compact']
+    assert 'name' not in properties and 'deletionProtection' not in properties
+    assert properties['networkInterfaces'] == spec.body(names[0], 'us-central1-b')['networkInterfaces']
+    assert spec.template['disks'][0]['initializeParams']['diskType'] == 'zones/us-central1-a/diskTypes/pd-ssd'   # the spec is untouched
+
+
+def test_one_vm_and_flex_start_vms_are_not_bulk_requests():
+    names, spec = build(count=1)
+    assert gce_instance.bulk_requests(spec, 'us-central1-a', names) == []
+    names, spec = build(count=4, provisioning_model='flex_start', termination_action='DELETE', max_run_duration='1h',
+                        request_valid_for_duration='90s')
+    assert gce_instance.bulk_requests(spec, 'us-central1-a', names) == []
+
+
+def test_more_vms_than_one_call_takes_are_split(monkeypatch):
+    monkeypatch.setattr(gce_instance, 'BULK_MAX', 3)
+    names, spec = build(count=7)
+    bodies = gce_instance.bulk_requests(spec, 'us-central1-a', names)
+    assert [list(body['perInstanceProperties']) for body in bodies] == [names[0:3], names[3:6], names[6:7]]
+    assert [body['count'] for body in bodies] == ['3', '3', '1']

@@ -369,9 +369,13 @@ def preflight(module, family):
     rc, out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_QUERY))
     if rc != 0:
         module.fail_json(msg='preflight: %s failed (rc %d): %s' % (binary, rc, (err or out).strip()))
-    gpus = nccl_preflight.parse_nvidia_smi_gpus(out)
     rc, topo_out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_TOPOLOGY))
-    topology = nccl_preflight.parse_nvidia_smi_topology(topo_out) if rc == 0 else {}
+    try:
+        gpus = nccl_preflight.parse_nvidia_smi_gpus(out)
+        topology = nccl_preflight.parse_nvidia_smi_topology(topo_out) if rc == 0 else {}
+    except ValueError as exc:
+        module.fail_json(msg='preflight: cannot read what %s printed (%s); set nvidia_smi to the real nvidia-smi, or preflight: false'
+                             % (binary, exc))
     expected = module.params['expected_gpus'] or (family.gpu_count if family else None)
     problems = nccl_preflight.check_gpus(gpus, topology, expected_count=expected, gpu_model=family.gpu_model if family else None,
                                          min_driver=families.MIN_NVIDIA_DRIVER)

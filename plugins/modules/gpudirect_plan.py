@@ -208,7 +208,7 @@ def validate_stages(params, problems):
     return validated
 
 
-def plan_stages(stages, project, problems, warn):
+def plan_stages(stages, project, problems):
     """The stages' own plans, built by the functions their modules call: (network plan, (names, spec)) or None each."""
     network_plan = instances = None
     if 'network' in stages:
@@ -233,14 +233,7 @@ def plan_stages(stages, project, problems, warn):
         try:
             nccl_command.check_inputs(nccl)
         except ValueError as exc:
-            if str(exc).startswith('container:') and not stages['nccl']['container']:
-                # Seed 000 starts the TCPX test container without a name and nothing in the collection starts it yet
-                # (issue 14 item 5, planned): the NCCL stage on real VMs needs nccl_test_container. Not a refusal, so
-                # that the network and VM stages of a3high.yml / a3edge.yml stay usable.
-                warn('nccl_test_container: the NCCL stage of %s needs the name of the NCCL test container you started '
-                     '(seed 000 starts it without one); set nccl_test_container, or skip it with --skip-tags nccl'
-                     % stages['nccl']['machine_type'])
-            elif not (str(exc).startswith('hosts:') and not stages['nccl']['hosts']):
+            if not (str(exc).startswith('hosts:') and not stages['nccl']['hosts']):
                 problems.add('nccl', str(exc))
             elif instances:
                 problems.add('instances', 'count: the NCCL test runs between VMs and %d is planned; give 2 or more, or skip the NCCL '
@@ -285,7 +278,7 @@ def main():
     if project and links.project_id_problem(project):
         problems.add('connection', links.project_id_problem(project))
     stages = validate_stages(params, problems)
-    network_plan, instances = plan_stages(stages, project, problems, module.warn)
+    network_plan, instances = plan_stages(stages, project, problems)
     if not problems.items:
         try:
             read_stages(module.compute, stages, network_plan, instances, problems)

@@ -311,49 +311,6 @@ def stack_facts(technology, family):
     }
 
 
-# -- read current / compute desired ----------------------------------------------------------------
-
-
-def drift_reasons(current, desired, image_id, state):
-    """Why the container must be (re)created; empty when it may stay."""
-    if current is None:
-        return ['create: no container of that name']
-    if state == 'restarted':
-        return ['recreate: restart requested']
-    reasons = []
-    running = (current.get('State') or {}).get('Running')
-    if not running:
-        reasons.append('recreate: it exited (code %s)' % (current.get('State') or {}).get('ExitCode'))
-    labelled = docker_api.labelled_summary(current)
-    if labelled is None:
-        reasons.append('recreate: it was not created by this module (no configuration label)')
-    else:
-        changed = sorted(k for k in set(labelled) | set(desired) if labelled.get(k) != desired.get(k))
-        if changed:
-            reasons.append('recreate: configuration changed (%s)' % ', '.join(changed))
-    if image_id and docker_api.short_id(current.get('Image')) != docker_api.short_id(image_id):
-        reasons.append('recreate: the image %s now has a different ID' % desired['image'])
-    return reasons
-
-
-def current_summary(current):
-    if current is None:
-        return {}
-    return docker_api.labelled_summary(current) or {'image': (current.get('Config') or {}).get('Image'),
-                                                    'note': 'created outside aiinfra.gpudirect'}
-
-
-# -- apply -----------------------------------------------------------------------------------------
-
-
-def recreate(client, current, name, body):
-    if current is not None:
-        client.remove_container(current['Id'], force=True)
-    container_id = client.create_container(name, body)
-    client.start_container(container_id)
-    return container_id
-
-
 def run(module, client):
     params = module.params
     technology, family = cos_host.resolve_technology(params)
@@ -380,9 +337,9 @@ def run(module, client):
     if image_action != 'present':
         result['actions'].append('%s image %s' % (image_action, image))
     desired = docker_api.container_summary(stack.rxdm, image)
-    reasons = drift_reasons(current, desired, image_id, params['state'])
+    reasons = docker_api.drift_reasons(current, desired, image_id, restart=params['state'] == 'restarted')
     result['actions'].extend(reasons)
-    result['diff'] = dict(before=current_summary(current), after=desired if reasons else current_summary(current))
+    result['diff'] = dict(before=docker_api.current_summary(current), after=desired if reasons else docker_api.current_summary(current))
     if not reasons:
         result['container_id'] = current['Id'][:12]
         return wait_ready(module, client, current['Id'], stack, result)
@@ -398,7 +355,7 @@ def run(module, client):
     result['changed'] = True
     if module.check_mode:
         return result
-    container_id = recreate(client, current, name, docker_api.create_body(stack.rxdm, image, MANAGED_BY))
+    container_id = docker_api.recreate(client, current, name, docker_api.create_body(stack.rxdm, image, MANAGED_BY))
     result['container_id'] = container_id[:12]
     return wait_ready(module, client, container_id, stack, result)
 
@@ -422,7 +379,7 @@ def wait_ready(module, client, container_id, stack, result):
 
 
 def remove(module, client, current, result):
-    result['diff'] = dict(before=current_summary(current), after={})
+    result['diff'] = dict(before=docker_api.current_summary(current), after={})
     if current is None:
         return result
     result['changed'] = True
@@ -440,7 +397,7 @@ def check(module, client, current, image, stack, result):
     result['container_id'] = current['Id'][:12]
     image_id = (client.inspect_image(image) or {}).get('Id')
     result['image_id'] = image_id
-    reasons = drift_reasons(current, docker_api.container_summary(stack.rxdm, image), image_id, 'started')
+    reasons = docker_api.drift_reasons(current, docker_api.container_summary(stack.rxdm, image), image_id)
     if reasons:
         result['actions'] = reasons
         module.fail_json(msg='RxDM container %s needs attention: %s; run with state=started'

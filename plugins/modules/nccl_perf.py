@@ -12,10 +12,10 @@ version_added: 0.1.0
 description:
   - Runs an nccl-tests benchmark and returns every result it printed, parsed, with a verdict that
     says pass or fail and why, from the machine type's thresholds in the collection's catalog.
-  - "O(mode=gce): the seed manual's flow on Compute Engine: inside the running NCCL container it runs
-    C(/scripts/init_ssh.sh), C(/scripts/gen_hostfiles.sh) and the per-technology run script
-    (C(run-nccl-tcpxo.sh) for GPUDirect-TCPXO, C(run-allgather.sh) for GPUDirect-TCPX) with the
-    seed's arguments, through C(docker exec)."
+  - "O(mode=gce): the seed manual's flow on Compute Engine: inside the running NCCL test container (which
+    M(aiinfra.gpudirect.nccl_container) starts) it runs C(/scripts/init_ssh.sh), C(/scripts/gen_hostfiles.sh) and the
+    per-technology run script (C(run-nccl-tcpxo.sh) for GPUDirect-TCPXO, C(run-allgather.sh) for GPUDirect-TCPX) with the
+    seed's arguments, as C(docker exec) does, through the Docker Engine API on O(docker_socket)."
   - "O(mode=local): runs an nccl-tests binary installed on the host (for example C(all_gather_perf))
     with C(-b/-e/-f/-g/-n/-w/-c), an optional launcher (C(mpirun ...)) and environment."
   - "O(mode=parse): parses output gathered elsewhere (O(output) text or a file at O(path)), such as
@@ -86,9 +86,13 @@ options:
     elements: str
   container:
     description:
-      - The running NCCL container to C(docker exec) into (O(mode=gce)). Defaults to the catalog's name
-        (V(nccl) for GPUDirect-TCPXO); the seed starts the GPUDirect-TCPX container without a name, so give the name you started it with.
+      - The running NCCL test container to exec into (O(mode=gce)). Defaults to the catalog's name, V(nccl), which
+        M(aiinfra.gpudirect.nccl_container) gives it for both technologies.
     type: str
+  docker_socket:
+    description: Unix socket of the Docker Engine API (O(mode=gce)).
+    type: path
+    default: /var/run/docker.sock
   test_command:
     description:
       - Replaces the seed's run command in O(mode=gce) (for example other sizes or another collective).
@@ -137,7 +141,8 @@ options:
   timeout:
     description:
       - Seconds the test may run before coreutils C(timeout) stops it (its partial output is parsed and kept).
-      - In O(mode=gce) this stops the C(docker exec) client; the test inside the container may run on.
+      - In O(mode=gce) this stops waiting for the exec; the Docker Engine API cannot stop an exec, so the test inside the
+        container may run on (removing the container stops it).
     type: int
     default: 1800
   keep_log:
@@ -296,6 +301,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import command as nccl_command
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
@@ -329,6 +335,19 @@ def run_with_timeout(module, command, env, timeout):
     return rc, output, False
 
 
+def exec_in_container(module, technology):
+    """Seed 000's test in the NCCL test container, as ``docker exec`` runs it: (rc or None when stopped, output, timed_out)."""
+    container, argv = nccl_command.gce_exec(module.params, technology)
+    client = docker_api.DockerClient(module.params['docker_socket'])
+    try:
+        if not ((client.inspect_container(container) or {}).get('State') or {}).get('Running'):
+            module.fail_json(msg='container: the NCCL test container %s is not running on this host; start it with '
+                                 'aiinfra.gpudirect.nccl_container (role nccl_test does in mode gce)' % container)
+        return docker_api.exec_run(client, container, argv, module.params['timeout'])
+    except docker_api.DockerError as exc:
+        module.fail_json(msg='container: %s' % exc)
+
+
 def find_nvidia_smi(module):
     if module.params['nvidia_smi']:
         return module.params['nvidia_smi']
@@ -350,9 +369,13 @@ def preflight(module, family):
     rc, out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_QUERY))
     if rc != 0:
         module.fail_json(msg='preflight: %s failed (rc %d): %s' % (binary, rc, (err or out).strip()))
-    gpus = nccl_preflight.parse_nvidia_smi_gpus(out)
     rc, topo_out, err = module.run_command([binary] + list(nccl_preflight.NVIDIA_SMI_TOPOLOGY))
-    topology = nccl_preflight.parse_nvidia_smi_topology(topo_out) if rc == 0 else {}
+    try:
+        gpus = nccl_preflight.parse_nvidia_smi_gpus(out)
+        topology = nccl_preflight.parse_nvidia_smi_topology(topo_out) if rc == 0 else {}
+    except ValueError as exc:
+        module.fail_json(msg='preflight: cannot read what %s printed (%s); set nvidia_smi to the real nvidia-smi, or preflight: false'
+                             % (binary, exc))
     expected = module.params['expected_gpus'] or (family.gpu_count if family else None)
     problems = nccl_preflight.check_gpus(gpus, topology, expected_count=expected, gpu_model=family.gpu_model if family else None,
                                          min_driver=families.MIN_NVIDIA_DRIVER)
@@ -440,7 +463,10 @@ def main():
     extra = {'command': command}
     if params['preflight']:
         extra['preflight'] = preflight(module, family)
-    rc, output, timed_out = run_with_timeout(module, command, params['env'], params['timeout'])
+    if params['mode'] == 'gce':
+        rc, output, timed_out = exec_in_container(module, technology)
+    else:
+        rc, output, timed_out = run_with_timeout(module, command, params['env'], params['timeout'])
     if rc in (126, 127):
         field = 'binary' if params['mode'] == 'local' else 'container'
         module.fail_json(msg='%s: cannot run %s (exit %d: not found or not executable): %s'

@@ -11,7 +11,8 @@ Images:
   localhost/aiinfra-standin/cos:latest               the COS host stand-in (cos/)
   <catalog RxDM refs of TCPX and TCPXO>              RxDM stand-ins (rxdm/), ready after about 1 s
   localhost/aiinfra-standin/rxdm-never-ready:latest  an RxDM that never gets ready (rxdm/)
-  <catalog plugin installer refs>                    installer stand-ins (installer/)
+  <catalog plugin image refs>                        plugin image stand-ins (installer/): the installer, the NCCL
+                                                     test container's daemon / shell and its synthetic nccl-tests scripts
   localhost/aiinfra-standin/kube-pod:latest          every Pod container of the Kubernetes API stand-in
                                                      (kube-pod/; tests/sandbox/kube/exec.py)
 """
@@ -126,8 +127,8 @@ def main():
                          STANDIN_READY_LINE=stack.rxdm_ready_line)
         build(HERE / 'rxdm', sorted({p.rxdm_image for p in pairs}), rxdm_args, with_busybox=True)
         build(HERE / 'installer', sorted({p.plugin_image for p in pairs}),
-              dict(STANDIN_PLUGIN_DIR=stack.plugin_dir, STANDIN_PLUGIN_BANNER=PLUGIN_BANNERS[tech],
-                   STANDIN_NCCL_VERSION=NCCL_VERSIONS[tech]), with_busybox=True)
+              dict(STANDIN_BASE=BASE, STANDIN_PLUGIN_DIR=stack.plugin_dir, STANDIN_PLUGIN_BANNER=PLUGIN_BANNERS[tech],
+                   STANDIN_NCCL_VERSION=NCCL_VERSIONS[tech]))
     tcpx = families.HOST_STACKS['TCPX']
     build(HERE / 'rxdm', [NEVER_READY], dict(STANDIN_TECH='TCPX', STANDIN_DEVICES=' '.join(tcpx.rxdm.devices),
                                              STANDIN_READY_LINE=tcpx.rxdm_ready_line, STANDIN_NEVER_READY='1'),

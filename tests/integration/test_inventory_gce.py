@@ -349,6 +349,28 @@ def test_no_project_at_all_says_how_to_give_one(sandbox, tmp_path):
     assert 'projects: no project to list; set projects (a list of project IDs) or GCP_PROJECT' in ' '.join(result.stderr.split())
 
 
+def test_a_token_refresh_failure_is_one_authentication_error(sandbox, tmp_path):
+    """A service account whose token_uri answers with an error (the sandbox's 404): the inventory fails with
+    'Failed to authenticate: ...' for the project, not google-auth's raw (message, response) tuple, and no key."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    account = {'type': 'service_account', 'project_id': PROJECT, 'private_key_id': 'k1', 'private_key': key,
+               'client_email': 'runner@%s.iam.gserviceaccount.com' % PROJECT, 'client_id': '1',
+               'token_uri': sandbox.url + '/no-such-token-endpoint'}
+    key_file = tmp_path / 'account.json'
+    key_file.write_text(json.dumps(account))
+    config = 'auth_kind: serviceaccount\nservice_account_file: %s\nretry_deadline: 5\n' % key_file
+    result = inventory(sandbox, tmp_path, config, '--list', check=False)
+    assert result.returncode != 0
+    message = ' '.join(result.stderr.split())
+    assert "project '%s': Failed to authenticate: " % PROJECT in message, message[-2000:]
+    assert "{'error'" not in message and '<Response' not in message
+    assert 'BEGIN PRIVATE KEY' not in result.stderr + result.stdout
+    assert [e for e in sandbox.request_log() if e['path'].startswith('/compute/')] == []
+
+
 def test_secrets_never_reach_the_output(sandbox, tmp_path):
     secret = 'ya29.not-a-real-token-but-secret'
     result = inventory(sandbox, tmp_path, 'auth_kind: accesstoken\naccess_token: %s\n' % secret, '--list', check=False)

@@ -84,4 +84,4 @@ def test_a_foreign_container_of_that_name_is_adopted_by_recreating_it(engine):
     engine.create_container(NAME, {'Image': 'localhost/aiinfra-standin/rxdm-never-ready:latest', 'Cmd': []})
     result = rxdm()
     assert result['changed'] and result['ready']
-    assert any('not created by this module' in a for a in result['actions'])
+    assert any('not created by this collection' in a for a in result['actions'])

@@ -64,6 +64,7 @@ class ContainerSpec:
     pull_always: bool = False
     detach: bool = False
     auto_remove: bool = True
+    interactive: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,8 @@ HOST_STACKS = MappingProxyType({
             name=None, image_role='plugin', args=('shell',), devices=NVIDIA_DEVICES,
             volumes=('/run/tcpx:/tmp', '/var/lib/nvidia/lib64:/usr/local/nvidia/lib64', '/var/lib/tcpx/lib64:/usr/local/tcpx/lib64'),
             env=(('LD_LIBRARY_PATH', '/usr/local/nvidia/lib64:/usr/local/tcpx/lib64'),), cap_add=('IPC_LOCK',),
-            shm_size='1g', ulimits=(('memlock', '-1'), ('stack', '67108864')), user='0', userns_host=True),
+            shm_size='1g', ulimits=(('memlock', '-1'), ('stack', '67108864')), user='0', userns_host=True,
+            interactive=True),
         nccl_test_setup_commands=('/scripts/init_ssh.sh {hosts}', 'pushd /scripts && /scripts/gen_hostfiles.sh {hosts}; popd'),
         nccl_test_command='/scripts/run-allgather.sh 8 eth1,eth2,eth3,eth4 1M 512M 2',
         nccl_success_line='NCCL INFO NET/GPUDirectTCPX ver. 3.1.1.',
@@ -164,6 +166,17 @@ HOST_STACKS = MappingProxyType({
     ),
 })
 # ``{hosts}`` in test commands: space-separated VM names. RDMA has no COS host stack in the seeds.
+# TCPX's test container is run as ``run_tcpx_container -it --rm IMAGE shell``: ``interactive`` is that ``-it``
+# (a shell with a terminal, which keeps the container up until it is removed).
+
+NCCL_CONTAINER_NAME = 'nccl'
+# Seed 000 names the TCPXO test container ``nccl`` and starts the TCPX one without a name (an interactive
+# shell); the collection starts both, so the TCPX one gets the same name, which ``docker exec`` needs.
+
+
+def nccl_container_name(technology):
+    """The name of the NCCL test container on a host of ``technology`` (the seed's, else NCCL_CONTAINER_NAME)."""
+    return host_stack(technology).nccl_container.name or NCCL_CONTAINER_NAME
 
 
 def host_stack(technology):

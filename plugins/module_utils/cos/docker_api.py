@@ -195,6 +195,24 @@ class DockerClient:
                              {'stdout': 1, 'stderr': 1, 'tail': tail, 'timestamps': 1 if timestamps else 0})
         return demux_logs(data).decode('utf-8', 'replace')
 
+    def exec_create(self, container, command, env=None):
+        """POST /containers/{id}/exec: an exec instance of ``command`` (argv) in a running container."""
+        body = {'Cmd': list(command), 'AttachStdout': True, 'AttachStderr': True, 'Tty': False}
+        if env:
+            body['Env'] = ['%s=%s' % (k, v) for k, v in env.items()]
+        return self._json('POST', '/containers/%s/exec' % urllib.parse.quote(container, safe=''), body=body)['Id']
+
+    def exec_start(self, exec_id, timeout):
+        """POST /exec/{id}/start, attached: the command's stdout and stderr once it ends (raises WaitTimeout)."""
+        try:
+            data = self._request('POST', '/exec/%s/start' % exec_id, body={'Detach': False, 'Tty': False}, timeout=timeout)
+        except DockerConnectionError:
+            raise WaitTimeout('exec %s did not end within %s s' % (exec_id[:12], timeout)) from None
+        return demux_logs(data).decode('utf-8', 'replace')
+
+    def exec_inspect(self, exec_id):
+        return self._json('GET', '/exec/%s/json' % exec_id)
+
 
 def _api_error(method, path, status, data):
     try:
@@ -261,7 +279,7 @@ def size_bytes(text):
 
 def container_summary(spec, image):
     """What a catalog ContainerSpec asks of a container, as a plain dict: compared for drift and shown in diffs."""
-    return {
+    summary = {
         'image': image,
         'entrypoint': spec.entrypoint,
         'args': list(spec.args),
@@ -276,6 +294,10 @@ def container_summary(spec, image):
         'user': spec.user,
         'userns_host': spec.userns_host,
     }
+    if spec.interactive:
+        # Only when set: containers made before this field existed keep a matching label.
+        summary['interactive'] = True
+    return summary
 
 
 def create_body(spec, image, managed_by):
@@ -311,6 +333,9 @@ def create_body(spec, image, managed_by):
         body['Entrypoint'] = [spec.entrypoint]
     if spec.user:
         body['User'] = spec.user
+    if spec.interactive:
+        # docker run -it: stdin kept open and a terminal, so the container's shell waits instead of exiting.
+        body.update(Tty=True, OpenStdin=True, AttachStdin=False)
     return body
 
 
@@ -336,6 +361,59 @@ def ensure_image(client, ref, pull, check_mode=False):
             return image, 'would pull'
         return client.pull_image(ref), 'pulled'
     return image, 'present'
+
+
+# -- a long-running container of a catalog spec (gpudirect_rxdm, nccl_container) -------------------
+
+
+def drift_reasons(current, desired, image_id, restart=False):
+    """Why the container must be (re)created to match ``desired`` (a container_summary); empty when it may stay."""
+    if current is None:
+        return ['create: no container of that name']
+    if restart:
+        return ['recreate: restart requested']
+    reasons = []
+    running = (current.get('State') or {}).get('Running')
+    if not running:
+        reasons.append('recreate: it exited (code %s)' % (current.get('State') or {}).get('ExitCode'))
+    labelled = labelled_summary(current)
+    if labelled is None:
+        reasons.append('recreate: it was not created by this collection (no configuration label)')
+    else:
+        changed = sorted(k for k in set(labelled) | set(desired) if labelled.get(k) != desired.get(k))
+        if changed:
+            reasons.append('recreate: configuration changed (%s)' % ', '.join(changed))
+    if image_id and short_id(current.get('Image')) != short_id(image_id):
+        reasons.append('recreate: the image %s now has a different ID' % desired['image'])
+    return reasons
+
+
+def current_summary(current):
+    """What a diff shows of an existing container (its label, else its image)."""
+    if current is None:
+        return {}
+    return labelled_summary(current) or {'image': (current.get('Config') or {}).get('Image'),
+                                         'note': 'created outside aiinfra.gpudirect'}
+
+
+def recreate(client, current, name, body):
+    """Remove ``current`` (when there is one), then create and start ``name``; return the new container's ID."""
+    if current is not None:
+        client.remove_container(current['Id'], force=True)
+    container_id = client.create_container(name, body)
+    client.start_container(container_id)
+    return container_id
+
+
+def exec_run(client, container, command, timeout, env=None):
+    """``docker exec CONTAINER COMMAND...`` through the API: (exit code or None when stopped by the timeout, output,
+    timed out). A timeout stops waiting; the Engine API cannot stop an exec, so the command may run on in the container."""
+    exec_id = client.exec_create(container, command, env)
+    try:
+        output = client.exec_start(exec_id, timeout)
+    except WaitTimeout:
+        return None, '', True
+    return (client.exec_inspect(exec_id) or {}).get('ExitCode'), output, False
 
 
 # -- waiting ---------------------------------------------------------------------------------------

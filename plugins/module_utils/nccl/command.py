@@ -51,6 +51,7 @@ def argument_spec():
         preflight=dict(type='bool', default=True),
         expected_gpus=dict(type='int'),
         nvidia_smi=dict(type='path'),
+        docker_socket=dict(type='path', default='/var/run/docker.sock'),
     )
 
 
@@ -70,8 +71,9 @@ def verdict_target(params):
     return (family.machine_type if family else None), family, (technology or (family.technology if family else None))
 
 
-def gce_command(params, technology):
-    """``docker exec CONTAINER bash -c SCRIPT``: seed 000's setup commands and run script, from the catalog."""
+def gce_exec(params, technology):
+    """(container, argv): seed 000's setup commands and run script, from the catalog, as one ``bash -c`` in the
+    NCCL test container (module nccl_container starts it; its name is the catalog's unless ``container`` is given)."""
     if not technology:
         raise UsageError('machine_type: mode gce needs machine_type (or technology) to pick the seed\'s run script; '
                          'for example machine_type: a3-megagpu-8g')
@@ -82,14 +84,17 @@ def gce_command(params, technology):
     hosts = params['hosts'] or []
     if len(hosts) < 2:
         raise UsageError('hosts: mode gce runs between VMs; give at least two VM names, for example [vm-1, vm-2]')
-    container = params['container'] or stack.nccl_container.name
-    if not container:
-        raise UsageError('container: seed 000 starts the GPUDirect-%s NCCL container without a name '
-                         '(run_tcpx_container ... shell); start it with --name and give that name here' % technology)
+    container = params['container'] or host_stacks.nccl_container_name(technology)
     names = ' '.join(shlex.quote(h) for h in hosts)
     script = ['set -e'] + [c.format(hosts=names) for c in stack.nccl_test_setup_commands]
     script.append(params['test_command'] or stack.nccl_test_command)
-    return ['docker', 'exec', container, 'bash', '-c', '\n'.join(script)]
+    return container, ['bash', '-c', '\n'.join(script)]
+
+
+def gce_command(params, technology):
+    """``docker exec CONTAINER bash -c SCRIPT``: what gce_exec runs, as the manual's command line."""
+    container, argv = gce_exec(params, technology)
+    return ['docker', 'exec', container] + argv
 
 
 def collective_in_command(command):

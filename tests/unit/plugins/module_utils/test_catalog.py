@@ -375,7 +375,7 @@ def _docker_runs(section):
 def _parse_run(words):
     spec = dict(name=None, devices=[], volumes=[], env=[], privileged=False, network_host=False, cap_add=[],
                 entrypoint=None, shm_size=None, ulimits=[], user=None, userns_host=False, pull_always=False,
-                detach=False, auto_remove=False)
+                detach=False, auto_remove=False, interactive=False)
     i = 0
     while i < len(words) and words[i].startswith('-'):
         word = words[i]
@@ -418,7 +418,7 @@ def _parse_run(words):
         elif opt == '--rm':
             spec['auto_remove'] = True
         elif opt == '-it':
-            pass
+            spec['interactive'] = True
         else:
             raise AssertionError('unknown docker option in seed: %s' % word)
         i += 1

@@ -116,6 +116,15 @@ def test_wait_reports_a_container_that_exits_first(client, name):
 
 
 @needs_engine
+def test_exec_run_returns_exit_code_and_both_streams_or_a_timeout(client, name):
+    container_id = client.create_container(name, shell_body(RXDM_IMAGE, 'sleep 60'))
+    client.start_container(container_id)
+    code, output, timed_out = docker_api.exec_run(client, name, ['sh', '-c', 'echo out; echo err >&2; exit 3'], timeout=30)
+    assert (code, timed_out) == (3, False) and output.split() == ['out', 'err']
+    assert docker_api.exec_run(client, name, ['sleep', '10'], timeout=1) == (None, '', True)
+
+
+@needs_engine
 def test_errors_are_typed(client, name):
     assert client.inspect_container('no-such-container-%s' % name) is None
     assert client.inspect_image('localhost/no-such-image:missing') is None
@@ -180,6 +189,16 @@ def test_create_body_translates_the_seed_docker_run():
     assert tcpx_nccl['ShmSize'] == 1024 ** 3
     assert tcpx_nccl['UsernsMode'] == 'host'
     assert {'Name': 'memlock', 'Soft': -1, 'Hard': -1} in tcpx_nccl['Ulimits']
+
+
+def test_the_tcpx_test_container_is_interactive_as_the_seeds_run_tcpx_container_dash_it():
+    tcpx = docker_api.create_body(host_stacks.host_stack('TCPX').nccl_container, 'img', 'tests')
+    assert (tcpx['Tty'], tcpx['OpenStdin'], tcpx['Cmd']) == (True, True, ['shell'])
+    tcpxo = docker_api.create_body(host_stacks.host_stack('TCPXO').nccl_container, 'img', 'tests')
+    assert 'Tty' not in tcpxo and tcpxo['Cmd'] == ['daemon'] and tcpxo['HostConfig']['ShmSize'] == 8 * 1024 ** 3
+    # Only a container that asks for it carries the key, so labels written before it existed still match.
+    assert 'interactive' not in docker_api.container_summary(host_stacks.host_stack('TCPX').rxdm, 'img')
+    assert docker_api.container_summary(host_stacks.host_stack('TCPX').nccl_container, 'img')['interactive'] is True
 
 
 def test_missing_devices(tmp_path):

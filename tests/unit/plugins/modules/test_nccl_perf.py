@@ -52,7 +52,8 @@ def test_parse_mode_reads_a_file_and_fails_on_verdict_when_asked():
     ({'mode': 'local', 'binary': BINARY, 'maxbytes': '8 GB'}, "maxbytes: '8 GB' is not an nccl-tests size"),
     ({'mode': 'gce', 'hosts': ['a', 'b']}, 'machine_type: mode gce needs machine_type'),
     ({'mode': 'gce', 'machine_type': 'a3-megagpu-8g', 'hosts': ['a']}, 'hosts: mode gce runs between VMs'),
-    ({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['a', 'b']}, 'container: seed 000 starts the GPUDirect-TCPX NCCL container'),
+    ({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['a', 'b'], 'docker_socket': '/nonexistent/docker.sock', 'preflight': False},
+     'container: cannot reach the Docker Engine API at unix:///nonexistent/docker.sock'),
     ({'mode': 'gce', 'machine_type': 'a3-ultragpu-8g', 'hosts': ['a', 'b']}, 'technology: RDMA has no Compute Engine host stack'),
     ({'mode': 'parse', 'output': 'x', 'machine_type': 'a3-megagpu-8g', 'technology': 'TCPX'}, 'technology: a3-megagpu-8g uses GPUDirect-TCPXO'),
     ({'mode': 'parse', 'output': 'x', 'thresholds': {'all_gather': {'avg': 1}}}, 'thresholds.all_gather: unknown key(s) avg'),
@@ -70,7 +71,8 @@ def test_gce_mode_builds_the_seed_command_and_runs_nothing_in_check_mode():
     assert result['command'][5].splitlines() == [
         'set -e', '/scripts/init_ssh.sh vm-1 vm-2', '/scripts/gen_hostfiles.sh vm-1 vm-2',
         '/scripts/run-nccl-tcpxo.sh all_gather_perf "${LD_LIBRARY_PATH}" 8 eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8 1M 512M 3 2 10 8 2 10']
-    tcpx = run({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['vm-1', 'vm-2'], 'container': 'tcpx'}, check_mode=True)
+    tcpx = run({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['vm-1', 'vm-2']}, check_mode=True)
+    assert tcpx['command'][:3] == ['docker', 'exec', 'nccl']   # the name nccl_container gives the seed's unnamed TCPX container
     assert tcpx['command'][5].splitlines()[-1] == '/scripts/run-allgather.sh 8 eth1,eth2,eth3,eth4 1M 512M 2'
 
 
@@ -123,3 +125,11 @@ def test_timeout_stops_the_run_and_parses_what_it_printed(tmp_path):
 def test_missing_binary_names_the_field():
     result = run(local(binary='/nonexistent/all_gather_perf', preflight=False))
     assert result['failed'] and result['msg'].startswith('binary: cannot run /nonexistent/all_gather_perf (exit 127')
+
+
+def test_nvidia_smi_output_it_cannot_read_fails_the_preflight_with_a_message(tmp_path):
+    odd = tmp_path / 'nvidia-smi'
+    odd.write_text('#!/bin/sh\necho "570.172.08, NVIDIA H100 80GB HBM3, 0"\n')
+    odd.chmod(0o755)
+    result = run(local(nvidia_smi=str(odd)))
+    assert result['failed'] and result['msg'].startswith('preflight: cannot read what %s printed (nvidia-smi line 1: ' % odd)

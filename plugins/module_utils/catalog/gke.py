@@ -476,6 +476,26 @@ GKE_RDMA_LAYOUT = MappingProxyType({
 # collection's defaults: seed 001 gives no ranges.
 
 
+GKE_RDMA_NETWORK_OBJECTS = MappingProxyType({
+    'gvnic_name': 'gvnic-1',
+    'gvnic_device_mode': 'NetDevice',
+    'rdma_name': 'rdma-{n}',
+    'rdma_device_mode': 'RDMA',
+})
+# The Network / GKENetworkParamSet objects of seed 001's manual multi-network variant. Seed 001 does not
+# print them (it links to "GPUDirect RDMA を使用してクラスタを作成する"): the names are those the vendor's
+# test Pods attach to (gpudirect-rdma/nccl-test.yaml, annotation networking.gke.io/interfaces: rdma-0 ..
+# rdma-7; checked by tests/unit/plugins/module_utils/test_k8s_render.py), the gVNIC network's is the
+# linked page's gvnic-1; deviceMode RDMA is the GKENetworkParamSet CRD's enum value for RDMA NICs.
+GKE_RDMA_INSTALLER = DaemonSetRef(
+    'nccl-rdma-installer', GKE_MANIFEST_BASE + '/gpudirect-rdma/nccl-rdma-installer.yaml', 'kube-system', 'name=nccl-rdma-installer')
+# The RDMA NCCL / gIB installer DaemonSet of the manual RDMA path (vendored: k8s/manifests/gpudirect-rdma/).
+# Seed 001's pools use the automated installer (gpuDirectStrategy RDMA) instead, which installs the same
+# libraries; the DaemonSet is for multi-network pools created without it.
+GKE_COMPUTE_CLASS_RESERVATION_AFFINITY = 'Specific'
+# seed 001's ComputeClass: ``reservations: affinity: Specific`` with ``specific: [{name, zones}]``.
+
+
 def gke_additional_networks(machine_type, prefix):
     """(network, subnetwork) names of a GKE GPU node pool's additional node networks in NIC order
     (eth1..): seed 003's ``PREFIX-net-N``/``PREFIX-sub-N`` for TCPX/TCPXO, seed 001's gVNIC network

@@ -77,10 +77,11 @@ def gke_family(technology):
     return families[0]
 
 
-def gpu_node_selector(technology, node_pool=None, machine_type=None):
+def gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True):
     """The label selector of the GPU nodes the DaemonSets (TCPX / TCPXO) or the RDMA workloads must run
     on (k8s_info ``label_selectors``): the technology's GKE accelerators (or ``machine_type``'s), the
-    pool, and for RDMA the DRANET node label seed 001 gives the pool."""
+    pool, and for RDMA with ``dranet`` the DRANET node label seed 001 gives the pool (a multi-network
+    pool has none: seed 001 says a pool uses one or the other)."""
     tech = check_technology(technology)
     if machine_type:
         family = FAMILIES.get(machine_type)
@@ -91,7 +92,7 @@ def gpu_node_selector(technology, node_pool=None, machine_type=None):
     else:
         accelerators = gke_accelerators(tech)
     selector = ['%s in (%s)' % (ACCELERATOR_LABEL, ','.join(accelerators))]
-    if tech == RDMA:
+    if tech == RDMA and dranet:
         selector.append('%s=%s' % GKE_RDMA['dranet_node_label'])
     if node_pool:
         selector.append('%s=%s' % (NODE_POOL_LABEL, node_pool))
@@ -352,16 +353,22 @@ def rdma_claim_template(namespace=None):
 # The seeds' NCCL test workloads and their commands
 # ---------------------------------------------------------------------------------------------
 
-def nccl_test_objects(technology, namespace=None):
+def nccl_test_objects(technology, namespace=None, compute_class=None):
     """The seed's NCCL test workload (two Services, two Pods; TCPX also the ConfigMap of its scripts), with
-    the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: seed 001's diagnostic image)."""
+    the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: seed 001's diagnostic image).
+    ``compute_class`` (RDMA): the Pods get the node selector ``cloud.google.com/compute-class: NAME``, the
+    lines seed 001 comments out for a custom ComputeClass."""
     tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
+    if compute_class and tech != RDMA:
+        raise RenderError('compute_class: seed 001\'s ComputeClass path is for RDMA; GPUDirect-%s runs on Standard node pools' % tech)
     objects = [obj for path in TEST_MANIFESTS[tech] for obj in load_manifest(path)]
     for obj in objects:
         _namespaced(obj, namespace)
         if obj['kind'] != 'Pod':
             continue
         spec = obj['spec']
+        if compute_class:
+            spec['nodeSelector'] = {GKE_RDMA['compute_class_node_selector']: str(compute_class)}
         if tech == RDMA:
             _container(spec, 'test', TEST_MANIFESTS[tech][0])['image'] = GKE_RDMA['test_image']
         else:

@@ -444,6 +444,8 @@ GKE_NODE_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)
 GKE_GPU_DRIVER_VERSIONS = ('LATEST', 'DEFAULT', 'INSTALLATION_DISABLED')
 # Container v1 GPUDriverInstallationConfig.gpuDriverVersion (SPECIFIC needs a version the seeds do not
 # use); seed 003 writes ``gpu-driver-version=LATEST``, seed 001 ``default`` or ``latest``.
+GKE_GPU_DRIVER_VERSION_CHOICES = GKE_GPU_DRIVER_VERSIONS + ('latest', 'default')
+# What gke_gpudirect_node_pool takes: the API's values, and seed 001's (gcloud's) lower-case spelling.
 GKE_RDMA_STRATEGY = 'RDMA'
 # Container v1 GPUDirectConfig.gpuDirectStrategy: gcloud >= 550 ``--gpudirect-strategy=rdma`` (seed 001).
 GKE_ACCELERATOR_NETWORK_PROFILE = 'auto'

@@ -297,6 +297,11 @@ class Operations:
             return new
         stored = self.store.commit_update(resource, new)
         self.cluster.crds.updated(resource, stored)
+        if stored['metadata'].get('deletionTimestamp') and not stored['metadata'].get('finalizers'):
+            # registry/generic/registry/store.go Update (ShouldDeleteDuringUpdate): an update that removes the
+            # last finalizer of an object being deleted deletes it; the answer is the object as updated.
+            meta = stored['metadata']
+            self.store.delete_object(resource, meta.get('namespace', ''), meta['name'])
         return stored
 
     # ----- patch -----

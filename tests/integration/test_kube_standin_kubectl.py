@@ -207,3 +207,29 @@ def test_standalone_cluster_from_the_run_script(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_no_op_server_side_apply_keeps_every_managed_fields_entry_and_the_resource_version(kubectl, cluster):
+    """OPENSHIFT_NOTES.md item 6: the real apiserver writes managedFields sorted (operation, time, manager, apiVersion,
+    subresource), so re-applying the same body by the same manager is no write at all: other managers' entries
+    (a status writer's included) and resourceVersion and generation stay."""
+    kubectl('apply', '--server-side', '-f', os.path.join(KUBE_DIR, 'crds', 'Network.yaml'))
+    network = json.dumps({'apiVersion': 'networking.gke.io/v1', 'kind': 'Network', 'metadata': {'name': 'ssa-noop', 'labels': {'a': 'b'}},
+                          'spec': {'type': 'Device'}})
+    kubectl('apply', '--server-side', '--field-manager=applier', '-f', '-', stdin=network)
+    kubectl('patch', 'networks.networking.gke.io', 'ssa-noop', '--subresource=status', '--type=merge', '--field-manager=controller', '-p',
+            json.dumps({'status': {'conditions': [{'type': 'Ready', 'status': 'True', 'reason': 'NetworkReady', 'message': '',
+                                                   'lastTransitionTime': '2026-01-01T00:00:00Z'}]}}))
+    kubectl('label', 'networks.networking.gke.io', 'ssa-noop', 'x=y', '--field-manager=labeler')
+
+    def read():
+        return json.loads(kubectl('get', 'networks.networking.gke.io', 'ssa-noop', '-o', 'json', '--show-managed-fields').stdout)
+    before = read()
+    assert [(e['manager'], e['operation'], e.get('subresource')) for e in before['metadata']['managedFields']] == [
+        ('applier', 'Apply', None), ('controller', 'Update', 'status'), ('labeler', 'Update', None)]
+    kubectl('apply', '--server-side', '--field-manager=applier', '-f', '-', stdin=network)
+    after = read()
+    assert after['metadata']['managedFields'] == before['metadata']['managedFields']
+    assert (after['metadata']['resourceVersion'], after['metadata']['generation']) == \
+        (before['metadata']['resourceVersion'], before['metadata']['generation'])
+    kubectl('delete', 'networks.networking.gke.io', 'ssa-noop')

@@ -233,3 +233,27 @@ def test_a_no_op_server_side_apply_keeps_every_managed_fields_entry_and_the_reso
     assert (after['metadata']['resourceVersion'], after['metadata']['generation']) == \
         (before['metadata']['resourceVersion'], before['metadata']['generation'])
     kubectl('delete', 'networks.networking.gke.io', 'ssa-noop')
+
+
+def test_printer_columns_with_jsonpath_filters(kubectl):
+    """OPENSHIFT_NOTES.md item 7: additionalPrinterColumns such as MachineConfigPool's UPDATED
+    (``.status.conditions[?(@.type=="Updated")].status``) are filled as apiextensions' table convertor fills them
+    (client-go jsonpath, first result)."""
+    crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition', 'metadata': {'name': 'pools.example.com'},
+           'spec': {'group': 'example.com', 'scope': 'Cluster', 'names': {'plural': 'pools', 'singular': 'pool', 'kind': 'Pool'},
+                    'versions': [{'name': 'v1', 'served': True, 'storage': True, 'subresources': {'status': {}},
+                                  'schema': {'openAPIV3Schema': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}},
+                                  'additionalPrinterColumns': [
+                                      {'name': 'Updated', 'type': 'string', 'jsonPath': '.status.conditions[?(@.type=="Updated")].status'},
+                                      {'name': 'Degraded', 'type': 'string', 'jsonPath': '.status.conditions[?(@.type=="Degraded")].status'},
+                                      {'name': 'Missing', 'type': 'string', 'jsonPath': '.status.conditions[?(@.type=="Nope")].status'},
+                                      {'name': 'Machines', 'type': 'integer', 'jsonPath': '.status.machineCount'}]}]}}
+    kubectl('apply', '-f', '-', stdin=json.dumps(crd))
+    kubectl('wait', '--for=condition=Established', 'crd/pools.example.com', '--timeout=30s')
+    kubectl('apply', '-f', '-', stdin=json.dumps({'apiVersion': 'example.com/v1', 'kind': 'Pool', 'metadata': {'name': 'worker'}}))
+    kubectl('patch', 'pools.example.com', 'worker', '--subresource=status', '--type=merge', '-p', json.dumps({'status': {
+        'machineCount': 2, 'conditions': [{'type': 'Updated', 'status': 'True'}, {'type': 'Degraded', 'status': 'False'}]}}))
+    lines = kubectl('get', 'pools.example.com', 'worker').stdout.splitlines()
+    assert lines[0].split() == ['NAME', 'UPDATED', 'DEGRADED', 'MISSING', 'MACHINES']
+    assert lines[1].split() == ['worker', 'True', 'False', '2'], lines   # an empty cell prints as nothing
+    kubectl('delete', 'crd', 'pools.example.com')

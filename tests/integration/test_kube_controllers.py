@@ -38,6 +38,7 @@ A3_ULTRA_DRANET = pool('a3ultra', 'a3-ultragpu-8g', 1, [{'acceleratorType': 'nvi
 def kube():
     hub = KubeHub()
     cluster = hub.start_cluster('projects/%s/locations/%s/clusters/c1' % (PROJECT, ZONE), version='1.34.8-gke.1278000')
+    cluster.admission_plugins.add('ExtendedResourceToleration')   # as gke.py starts GKE clusters
     controllers = ClusterControllers(cluster, PodRuntime(enabled=False), ready_delay=0)
     yield cluster, controllers
     hub.stop_all()
@@ -185,6 +186,20 @@ def test_gke_network_controllers_validate_params_against_compute_and_can_be_paus
     store.delete('networks.networking.gke.io', 'vpc1')
     settle(controllers, lambda: store.get('gkenetworkparamsets.networking.gke.io', 'vpc1') is None)
     assert store.get('gkenetworkparamsets.networking.gke.io', 'vpc1') is None
+
+
+def test_extended_resource_toleration_admission_is_written_into_gpu_pods(kube):
+    """GKE runs the ExtendedResourceToleration admission plugin: a Pod requesting nvidia.com/gpu is stored with the
+    toleration, one without such a request is not; without the plugin (a plain cluster) nothing is added."""
+    cluster, _controllers = kube
+    stored = cluster.store.create(gpu_pod('gpu', '1', tolerations=[{'key': 'other', 'operator': 'Exists'}]))
+    assert stored['spec']['tolerations'] == [{'key': 'other', 'operator': 'Exists'},
+                                             {'key': 'nvidia.com/gpu', 'operator': 'Exists', 'effect': 'NoSchedule'}]
+    plain = cluster.store.create({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'plain', 'namespace': 'default'},
+                                  'spec': {'containers': [{'name': 'main', 'image': 'example', 'resources': {'limits': {'cpu': '1'}}}]}})
+    assert 'tolerations' not in plain['spec']
+    cluster.admission_plugins.discard('ExtendedResourceToleration')
+    assert 'tolerations' not in cluster.store.create(gpu_pod('gpu-plain', '1'))['spec']
 
 
 def test_extra_reconcilers_run_on_the_controller_loop_and_pause_by_name(kube):

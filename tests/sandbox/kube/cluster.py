@@ -55,6 +55,9 @@ class KubeCluster:  # pylint: disable=too-many-instance-attributes
         self.openshift = openshift
         self.verbose = verbose
         self.requests = []
+        # Admission plugins beyond the stand-in's built-in behaviour, by their kube-apiserver names; gke.py adds
+        # 'ExtendedResourceToleration' (GKE enables it), ops.py applies it to Pod creates.
+        self.admission_plugins = set()
         self.subresource_handlers = {}
         self.schemas = SchemaCatalog(self.version)
         self.api = ApiRegistry(self.schemas)

@@ -159,13 +159,9 @@ def tolerates(tolerations, taint):
 
 
 def untolerated_taint(pod, node, effects=('NoSchedule', 'NoExecute')):
-    """The first taint of ``node`` the pod does not tolerate, or None.
-
-    SIMULATION (ExtendedResourceToleration admission plugin, enabled on GKE): the real API server adds a
-    toleration ``KEY Exists`` to every Pod that requests an extended resource KEY (nvidia.com/gpu); the
-    stand-in applies that toleration here, at scheduling time, instead of writing it into the Pod."""
+    """The first taint of ``node`` the pod does not tolerate, or None.  (On GKE clusters the API stand-in's
+    ExtendedResourceToleration admission has written the tolerations for extended resources into the Pod.)"""
     tolerations = list(pod['spec'].get('tolerations') or [])
-    tolerations += [{'key': name, 'operator': 'Exists'} for name in pod_requests(pod) if '/' in name]
     for taint in node['spec'].get('taints') or []:
         if taint['effect'] in effects and not tolerates(tolerations, taint):
             return taint

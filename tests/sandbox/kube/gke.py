@@ -88,6 +88,7 @@ class GkeClusters:
 
     def _start(self, key, cluster):
         kube = self.hub.start_cluster(key, version=cluster.get('currentMasterVersion') or cluster.get('initialClusterVersion'))
+        kube.admission_plugins.add('ExtendedResourceToleration')   # GKE enables it (ops.extended_resource_toleration)
         install_handlers(kube, self.runtime)
         controllers = ClusterControllers(kube, self.runtime, ready_delay=self.ready_delay).start()
         self._live[key] = (kube, controllers, None)

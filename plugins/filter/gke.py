@@ -77,6 +77,6 @@ class FilterModule:
     """aiinfra.gpudirect GKE / Kubernetes filters."""
 
     def filters(self):
-        functions = (gke_gpudirect_objects, gke_rdma_objects, gke_rdma_compute_class, gke_rdma_network_objects, gke_nccl_test, gke_gpu_node_selector, gke_gpudirect_workload,
-                     gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod)
+        functions = (gke_gpudirect_objects, gke_rdma_objects, gke_rdma_compute_class, gke_rdma_network_objects, gke_nccl_test,
+                     gke_gpu_node_selector, gke_gpudirect_workload, gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod)
         return {f.__name__: _filter(f) for f in functions}

@@ -31,14 +31,29 @@ def gke_rdma_objects(namespace=None):
     return [render.rdma_claim_template(namespace)]
 
 
-def gke_nccl_test(technology, namespace=None):
+def gke_rdma_compute_class(name, priorities=None, definition=None):
+    """Seed 001's ComputeClass from ``priorities``, or the user's own ``definition`` once checked."""
+    if definition:
+        return render.check_rdma_compute_class(definition)
+    return render.rdma_compute_class(name, priorities)
+
+
+def gke_rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ultragpu-8g', node_pool=None, installer=False):
+    """Seed 001's manual multi-network objects: gvnic-1 and rdma-0..7, then (``installer``) the RDMA installer DaemonSet."""
+    objects = render.rdma_network_objects(network_prefix=network_prefix or None, networks=networks or None, machine_type=machine_type)
+    if installer:
+        objects.append(render.rdma_installer_daemonset(node_pool=node_pool or None, machine_type=machine_type))
+    return objects
+
+
+def gke_nccl_test(technology, namespace=None, compute_class=None):
     """The seed's NCCL test: ``objects`` to apply, ``exec`` (pod, container, command), ``machine_type``."""
-    return {'objects': render.nccl_test_objects(technology, namespace), 'exec': render.nccl_test_exec(technology),
-            'machine_type': render.nccl_machine_type(technology)}
+    return {'objects': render.nccl_test_objects(technology, namespace, compute_class=compute_class or None),
+            'exec': render.nccl_test_exec(technology), 'machine_type': render.nccl_machine_type(technology)}
 
 
-def gke_gpu_node_selector(technology, node_pool=None, machine_type=None):
-    return render.gpu_node_selector(technology, node_pool or None, machine_type or None)
+def gke_gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True):
+    return render.gpu_node_selector(technology, node_pool or None, machine_type or None, dranet=dranet)
 
 
 def gke_gpudirect_workload(obj, technology, nccl_env='required', daemon_image=None, shared_memory_limit=None):
@@ -62,6 +77,6 @@ class FilterModule:
     """aiinfra.gpudirect GKE / Kubernetes filters."""
 
     def filters(self):
-        functions = (gke_gpudirect_objects, gke_rdma_objects, gke_nccl_test, gke_gpu_node_selector, gke_gpudirect_workload,
-                     gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod)
+        functions = (gke_gpudirect_objects, gke_rdma_objects, gke_rdma_compute_class, gke_rdma_network_objects, gke_nccl_test,
+                     gke_gpu_node_selector, gke_gpudirect_workload, gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod)
         return {f.__name__: _filter(f) for f in functions}

@@ -97,8 +97,9 @@ options:
   gpu_driver_version:
     description:
       - The GPU driver GKE installs (C(gpu-driver-version)); V(INSTALLATION_DISABLED) is refused (GPUDirect needs driver 535+).
+      - V(latest) and V(default) are seed 001's spelling of V(LATEST) and V(DEFAULT).
     type: str
-    choices: [LATEST, DEFAULT, INSTALLATION_DISABLED]
+    choices: [LATEST, DEFAULT, INSTALLATION_DISABLED, latest, default]
     default: LATEST
   networking:
     description:
@@ -275,7 +276,7 @@ ARGUMENT_SPEC = {
                                                 'max_node_count': {'type': 'int', 'required': True}}},
     'node_locations': {'type': 'list', 'elements': 'str'},
     'accelerator_type': {'type': 'str'},
-    'gpu_driver_version': {'type': 'str', 'default': 'LATEST', 'choices': list(gke_catalog.GKE_GPU_DRIVER_VERSIONS)},
+    'gpu_driver_version': {'type': 'str', 'default': 'LATEST', 'choices': list(gke_catalog.GKE_GPU_DRIVER_VERSION_CHOICES)},
     'networking': {'type': 'str', 'choices': list(gke_node_pool.NETWORKINGS)},
     'network_prefix': {'type': 'str'},
     'additional_networks': {'type': 'list', 'elements': 'dict', 'options': {'network': {'type': 'str', 'required': True},

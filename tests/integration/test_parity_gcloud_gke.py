@@ -5,13 +5,16 @@ multi-network variant (gVNIC VPC, RoCE VPC with 8 subnets, the A3 Ultra node poo
 real gcloud (SDK 528) in one project of a sandbox; gce_gpudirect_network, gke_gpudirect_cluster and
 gke_gpudirect_node_pool run in another. Every create request body is compared field by field, with
 the project's name set aside. The differences kept on purpose are listed in KEPT with the reason; any
-other difference fails.
+other difference fails. Seed 001's gcloud (Standard) DRANET pool is compared the same way.
 
 SDK 528 has no ``--gpudirect-strategy`` (seed 001 asks for gcloud >= 550) and no
-``--accelerator-network-profile``: the seed 001 node pool runs without the first, and its
+``--accelerator-network-profile``: the seed 001 manual node pool runs without the first, and its
 ``gpuDirectConfig`` is compared with the Container v1 schema's field instead (the sandbox validates
-every body against the discovery document); the DRANET path has no gcloud form here at all and is
-covered by tests/integration/test_gke_gpudirect_node_pool.py through the API.
+every body against the discovery document); the DRANET pool is
+run by SDK 528 with every flag it has (all but those two), and the two fields those flags set are compared with
+the Container v1 fields gcloud >= 550 sends for them (GPUDirectConfig.gpuDirectStrategy RDMA,
+NodeNetworkConfig.acceleratorNetworkProfile auto; the sandbox checks both names and values against the discovery
+document).
 """
 
 import concurrent.futures
@@ -38,6 +41,13 @@ KEPT = {
                                             'the API); seed 003 requires COS',
     ('rdma node pool', 'config.imageType'): 'as for the TCPX pool',
     ('rdma node pool', 'config.gpuDirectConfig'): 'seed 001 --gpudirect-strategy=rdma: SDK 528 has no such flag',
+    ('dranet node pool', 'config.imageType'): 'as for the TCPX pool',
+    ('dranet node pool', 'config.oauthScopes'): "seed 001's gcloud (Standard) tab passes no --scopes (gcloud's default scopes); "
+                                                'the module always sends cloud-platform, as seed 001 does in its manual variant',
+    ('dranet node pool', 'config.gpuDirectConfig'): 'seed 001 --gpudirect-strategy=rdma: SDK 528 has no such flag (compared '
+                                                    'with the Container v1 field below)',
+    ('dranet node pool', 'networkConfig.acceleratorNetworkProfile'): 'seed 001 --accelerator-network-profile=auto: SDK 528 has '
+                                                                     'no such flag (compared with the Container v1 field below)',
 }
 
 
@@ -198,3 +208,36 @@ def test_seed_001_manual_multi_network_rdma_pool(sandbox, gcloud):
     assert differences('rdma node pool', seed_pool['nodePool'], our_pool['nodePool']) == {}
     assert our_pool['nodePool']['config']['gpuDirectConfig'] == {'gpuDirectStrategy': 'RDMA'}
     kept_all_seen('rdma node pool')
+
+
+def test_seed_001_dranet_pool_with_a_reservation_block(sandbox, gcloud, api):
+    """Seed 001 "gcloud（Standard）": the node pool with the automated installer, DRANET and a reservation block."""
+    zone = 'us-central1-b'
+    for project in (SEED_PROJECT, OUR_PROJECT):
+        api.must('POST', 'compute/v1/projects/%s/zones/%s/reservations' % (project, zone),
+                 {'name': 'res', 'specificReservationRequired': True,
+                  'specificReservation': {'count': 2, 'instanceProperties': {'machineType': 'a3-ultragpu-8g'}}})
+    run_all(gcloud, [[['container', 'clusters', 'create', 'dr', '--location=' + zone, '--cluster-version=1.34.8-gke.1278000',
+                       '--enable-dataplane-v2', '--enable-ip-alias', '--enable-multi-networking', '--no-enable-autoupgrade',
+                       '--num-nodes=1', '--project=' + SEED_PROJECT]]])
+    # The seed's command less --accelerator-network-profile=auto and --gpudirect-strategy=rdma (SDK 528 has neither).
+    run_all(gcloud, [[['container', 'node-pools', 'create', 'rdma', '--location=' + zone, '--cluster=dr', '--project=' + SEED_PROJECT,
+                       '--node-locations=' + zone, '--accelerator=type=nvidia-h200-141gb,count=8,gpu-driver-version=default',
+                       '--machine-type=a3-ultragpu-8g', '--num-nodes=2', '--reservation-affinity=specific',
+                       '--reservation=projects/%s/reservations/res/reservationBlocks/block-1' % SEED_PROJECT,
+                       '--node-labels=cloud.google.com/gke-networking-dra-driver=true', '--no-enable-autoupgrade']]])
+    common = ours(sandbox)
+    assert run_module(gke_gpudirect_cluster.main, dict(common, cluster='dr', location=zone, machine_type='a3-ultragpu-8g',
+                                                       default_pool_node_count=1))['changed']
+    pool = run_module(gke_gpudirect_node_pool.main, dict(common, cluster='dr', location=zone, name='rdma', machine_type='a3-ultragpu-8g',
+                                                         node_locations=[zone], gpu_driver_version='default', reservation='res',
+                                                         reservation_project=OUR_PROJECT, reservation_block='block-1', read_nodes=False))
+    assert pool.get('changed'), pool
+    (seed_pool,), (our_pool,) = (bodies(sandbox, p, 'container.projects.locations.clusters.nodePools.create') for p in (SEED_PROJECT, OUR_PROJECT))
+    assert differences('dranet node pool', seed_pool['nodePool'], our_pool['nodePool']) == {}
+    # What --gpudirect-strategy=rdma and --accelerator-network-profile=auto set (gcloud >= 550), in the API's names.
+    assert our_pool['nodePool']['config']['gpuDirectConfig'] == {'gpuDirectStrategy': 'RDMA'}
+    assert our_pool['nodePool']['networkConfig'] == {'acceleratorNetworkProfile': 'auto'}
+    assert seed_pool['nodePool']['config']['labels'] == our_pool['nodePool']['config']['labels'] == {
+        'cloud.google.com/gke-networking-dra-driver': 'true'}
+    kept_all_seen('dranet node pool')

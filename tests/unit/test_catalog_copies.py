@@ -61,7 +61,7 @@ def test_argument_specs_take_the_machine_types_from_the_catalog(module_name, mac
 
 
 @pytest.mark.parametrize('module_name, option, values', [
-    ('gke_gpudirect_node_pool', 'gpu_driver_version', gke.GKE_GPU_DRIVER_VERSIONS),
+    ('gke_gpudirect_node_pool', 'gpu_driver_version', gke.GKE_GPU_DRIVER_VERSION_CHOICES),
 ])
 def test_gke_choices_are_the_catalogs(module_name, option, values):
     path = 'plugins/modules/%s.py' % module_name

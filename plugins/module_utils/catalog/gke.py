@@ -444,6 +444,8 @@ GKE_NODE_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)
 GKE_GPU_DRIVER_VERSIONS = ('LATEST', 'DEFAULT', 'INSTALLATION_DISABLED')
 # Container v1 GPUDriverInstallationConfig.gpuDriverVersion (SPECIFIC needs a version the seeds do not
 # use); seed 003 writes ``gpu-driver-version=LATEST``, seed 001 ``default`` or ``latest``.
+GKE_GPU_DRIVER_VERSION_CHOICES = GKE_GPU_DRIVER_VERSIONS + ('latest', 'default')
+# What gke_gpudirect_node_pool takes: the API's values, and seed 001's (gcloud's) lower-case spelling.
 GKE_RDMA_STRATEGY = 'RDMA'
 # Container v1 GPUDirectConfig.gpuDirectStrategy: gcloud >= 550 ``--gpudirect-strategy=rdma`` (seed 001).
 GKE_ACCELERATOR_NETWORK_PROFILE = 'auto'
@@ -474,6 +476,26 @@ GKE_RDMA_LAYOUT = MappingProxyType({
 # profiles page (https://cloud.google.com/vpc/docs/rdma-network-profiles: "the default MTU is 8896").
 # The ranges (sub-N gets 192.168.(N+1).0/24) and the gVNIC network's internal rule are this
 # collection's defaults: seed 001 gives no ranges.
+
+
+GKE_RDMA_NETWORK_OBJECTS = MappingProxyType({
+    'gvnic_name': 'gvnic-1',
+    'gvnic_device_mode': 'NetDevice',
+    'rdma_name': 'rdma-{n}',
+    'rdma_device_mode': 'RDMA',
+})
+# The Network / GKENetworkParamSet objects of seed 001's manual multi-network variant. Seed 001 does not
+# print them (it links to "GPUDirect RDMA を使用してクラスタを作成する"): the names are those the vendor's
+# test Pods attach to (gpudirect-rdma/nccl-test.yaml, annotation networking.gke.io/interfaces: rdma-0 ..
+# rdma-7; checked by tests/unit/plugins/module_utils/test_k8s_render.py), the gVNIC network's is the
+# linked page's gvnic-1; deviceMode RDMA is the GKENetworkParamSet CRD's enum value for RDMA NICs.
+GKE_RDMA_INSTALLER = DaemonSetRef(
+    'nccl-rdma-installer', GKE_MANIFEST_BASE + '/gpudirect-rdma/nccl-rdma-installer.yaml', 'kube-system', 'name=nccl-rdma-installer')
+# The RDMA NCCL / gIB installer DaemonSet of the manual RDMA path (vendored: k8s/manifests/gpudirect-rdma/).
+# Seed 001's pools use the automated installer (gpuDirectStrategy RDMA) instead, which installs the same
+# libraries; the DaemonSet is for multi-network pools created without it.
+GKE_COMPUTE_CLASS_RESERVATION_AFFINITY = 'Specific'
+# seed 001's ComputeClass: ``reservations: affinity: Specific`` with ``specific: [{name, zones}]``.
 
 
 def gke_additional_networks(machine_type, prefix):

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shlex
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families import (
     FAMILIES, GKE, RDMA, check_technology, choices_text, families_for_technology,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.gke import (
-    GKE_NETWORK_API_VERSION, GKE_NETWORK_DEVICE_MODE, GKE_NETWORK_NAME, GKE_NETWORK_TYPE, GKE_RDMA, GKE_VPC_LAYOUT,
-    NRI_DEVICE_INJECTOR, gke_stack,
+    GKE_COMPUTE_CLASS_RESERVATION_AFFINITY, GKE_NETWORK_API_VERSION, GKE_NETWORK_DEVICE_MODE, GKE_NETWORK_NAME, GKE_NETWORK_TYPE,
+    GKE_RDMA, GKE_RDMA_INSTALLER, GKE_RDMA_NETWORK_OBJECTS, GKE_VPC_LAYOUT, NRI_DEVICE_INJECTOR, gke_additional_networks, gke_stack,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import version_pair
 
@@ -30,7 +31,8 @@ ACCELERATOR_LABEL = 'cloud.google.com/gke-accelerator'
 NODE_POOL_LABEL = 'cloud.google.com/gke-nodepool'
 
 # The vendor files each object comes from (paths under manifests/, the upstream repository's layout).
-INSTALLER_MANIFESTS = {'TCPXO': 'gpudirect-tcpxo/nccl-tcpxo-installer.yaml', 'TCPX': 'gpudirect-tcpx/nccl-tcpx-installer.yaml'}
+INSTALLER_MANIFESTS = {'TCPXO': 'gpudirect-tcpxo/nccl-tcpxo-installer.yaml', 'TCPX': 'gpudirect-tcpx/nccl-tcpx-installer.yaml',
+                       'RDMA': 'gpudirect-rdma/nccl-rdma-installer.yaml'}
 NRI_MANIFEST = 'nri_device_injector/nri-device-injector.yaml'
 TEST_MANIFESTS = {
     'TCPXO': ('gpudirect-tcpxo/nccl-test-latest.yaml',),
@@ -75,10 +77,11 @@ def gke_family(technology):
     return families[0]
 
 
-def gpu_node_selector(technology, node_pool=None, machine_type=None):
+def gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True):
     """The label selector of the GPU nodes the DaemonSets (TCPX / TCPXO) or the RDMA workloads must run
     on (k8s_info ``label_selectors``): the technology's GKE accelerators (or ``machine_type``'s), the
-    pool, and for RDMA the DRANET node label seed 001 gives the pool."""
+    pool, and for RDMA with ``dranet`` the DRANET node label seed 001 gives the pool (a multi-network
+    pool has none: seed 001 says a pool uses one or the other)."""
     tech = check_technology(technology)
     if machine_type:
         family = FAMILIES.get(machine_type)
@@ -89,7 +92,7 @@ def gpu_node_selector(technology, node_pool=None, machine_type=None):
     else:
         accelerators = gke_accelerators(tech)
     selector = ['%s in (%s)' % (ACCELERATOR_LABEL, ','.join(accelerators))]
-    if tech == RDMA:
+    if tech == RDMA and dranet:
         selector.append('%s=%s' % GKE_RDMA['dranet_node_label'])
     if node_pool:
         selector.append('%s=%s' % (NODE_POOL_LABEL, node_pool))
@@ -123,15 +126,57 @@ def gke_network_objects(technology, network_prefix=None, networks=None):
                  for n in range(1, count + 1)]
     else:
         raise RenderError('network_prefix: give the prefix of the data VPCs (PREFIX-net-N, PREFIX-sub-N) or the networks list')
+    return _device_networks((GKE_NETWORK_NAME.format(n=n), vpc, subnet, GKE_NETWORK_DEVICE_MODE)
+                            for n, (vpc, subnet) in enumerate(pairs, start=1))
+
+
+def _device_networks(rows):
+    """One GKENetworkParamSet then one Network (type Device) per (name, vpc, subnet, deviceMode)."""
     objects = []
-    for n, (vpc, subnet) in enumerate(pairs, start=1):
-        name = GKE_NETWORK_NAME.format(n=n)
+    for name, vpc, subnet, device_mode in rows:
         objects.append({'apiVersion': GKE_NETWORK_API_VERSION, 'kind': 'GKENetworkParamSet', 'metadata': {'name': name},
-                        'spec': {'vpc': vpc, 'vpcSubnet': subnet, 'deviceMode': GKE_NETWORK_DEVICE_MODE}})
+                        'spec': {'vpc': vpc, 'vpcSubnet': subnet, 'deviceMode': device_mode}})
         objects.append({'apiVersion': GKE_NETWORK_API_VERSION, 'kind': 'Network', 'metadata': {'name': name},
                         'spec': {'type': GKE_NETWORK_TYPE,
                                  'parametersRef': {'group': 'networking.gke.io', 'kind': 'GKENetworkParamSet', 'name': name}}})
     return objects
+
+
+def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ultragpu-8g'):
+    """Seed 001's manual multi-network variant: GKENetworkParamSet + Network ``gvnic-1`` (deviceMode NetDevice)
+    for the gVNIC VPC, then ``rdma-0`` .. ``rdma-7`` (deviceMode RDMA) for the RDMA VPC's 8 subnets, in the
+    node pool's NIC order. ``networks``: the pool's additional networks (``{network, subnetwork}``, as
+    gke_gpudirect_node_pool returns them, or ``{name, subnet}``), else ``PREFIX-gvnic-net`` /
+    ``PREFIX-rdma-sub-N`` from ``network_prefix`` (gce_gpudirect_network layout gke_rdma)."""
+    _rdma_family(machine_type)
+    count = len(gke_additional_networks(machine_type, 'x'))
+    if networks:
+        pairs = [(_last(n.get('name') or n.get('network')), _last(n.get('subnet') or n.get('subnetwork'))) for n in networks]
+        if len(pairs) != count or not all(a and b for a, b in pairs):
+            raise RenderError("networks: seed 001's multi-network pool has %d additional networks (1 gVNIC, %d RDMA subnets), each "
+                              'with a network and a subnetwork, in NIC order; got %d' % (count, count - 1, len(pairs)))
+    elif network_prefix:
+        pairs = gke_additional_networks(machine_type, network_prefix)
+    else:
+        raise RenderError('network_prefix: give the prefix of the gVNIC and RDMA VPCs (PREFIX-gvnic-net, PREFIX-rdma-sub-N) or the '
+                          'networks list')
+    rdma_vpcs = sorted({vpc for vpc, _subnet in pairs[1:]})
+    if len(rdma_vpcs) != 1 or pairs[0][0] in rdma_vpcs:
+        raise RenderError('networks: the first network is the gVNIC VPC and the %d RDMA subnets after it belong to one other VPC '
+                          '(seed 001: GVNIC_NETWORK_PREFIX-net, RDMA_NETWORK_PREFIX-net); got %s'
+                          % (count - 1, ', '.join(vpc for vpc, _subnet in pairs)))
+    names = GKE_RDMA_NETWORK_OBJECTS
+    rows = [(names['gvnic_name'], pairs[0][0], pairs[0][1], names['gvnic_device_mode'])]
+    rows += [(names['rdma_name'].format(n=n), vpc, subnet, names['rdma_device_mode']) for n, (vpc, subnet) in enumerate(pairs[1:])]
+    return _device_networks(rows)
+
+
+def _rdma_family(machine_type, field='machine_type'):
+    family = FAMILIES.get(str(machine_type))
+    if family is None or family.technology != RDMA or GKE not in family.platforms:
+        raise RenderError('%s: %r; seed 001 (GPUDirect-RDMA on GKE) is for %s' % (
+            field, machine_type, choices_text([f.machine_type for f in families_for_technology(RDMA) if GKE in f.platforms])))
+    return family
 
 
 def _last(link):
@@ -173,6 +218,123 @@ def gke_daemonsets(technology, node_pool=None, plugin_image=None):
     return [installer, nri]
 
 
+def rdma_installer_daemonset(node_pool=None, machine_type=None):
+    """The vendor's RDMA NCCL / gIB installer DaemonSet (gpudirect-rdma/nccl-rdma-installer.yaml) for seed 001's
+    manual multi-network pools, restricted to the RDMA GPU nodes (``machine_type``'s accelerator, else both
+    A3 Ultra's and A4's, as the vendor file has them) and to ``node_pool``. Its images stay the vendor's: the
+    catalog pins no gIB installer version (the pools seed 001 creates get the libraries from GKE's automated
+    installer instead)."""
+    installer = load_manifest(INSTALLER_MANIFESTS[RDMA])[0]
+    if installer['metadata']['name'] != GKE_RDMA_INSTALLER.name:
+        raise RenderError('manifests: the vendored RDMA installer is not named as the catalog names it')
+    accelerators = [_rdma_family(machine_type).gke_accelerator] if machine_type else gke_accelerators(RDMA)
+    expressions = [{'key': ACCELERATOR_LABEL, 'operator': 'In', 'values': accelerators}]
+    if node_pool:
+        expressions.append({'key': NODE_POOL_LABEL, 'operator': 'In', 'values': [node_pool]})
+    installer['spec']['template']['spec']['affinity'] = {'nodeAffinity': {'requiredDuringSchedulingIgnoredDuringExecution': {
+        'nodeSelectorTerms': [{'matchExpressions': expressions}]}}}
+    return installer
+
+
+# ---------------------------------------------------------------------------------------------
+# RDMA (seed 001): the ComputeClass of the Autopilot / node auto-provisioning path
+# ---------------------------------------------------------------------------------------------
+
+COMPUTE_CLASS_PRIORITY_KEYS = ('machine_type', 'by_family', 'reservation', 'reservation_project', 'reservation_block',
+                               'reservation_zones', 'spot', 'gpu_driver_version')
+COMPUTE_CLASS_DRIVER_VERSIONS = ('default', 'latest')
+_DNS_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')
+
+
+def rdma_compute_class(name, priorities):
+    """Seed 001's ComputeClass (``cloud.google.com/v1``): DRANET networking, node pool auto-creation, and per
+    priority the GPU type and count, the machine type (or with ``by_family`` the machine family), an optional
+    specific reservation (``reservation`` with ``reservation_zones``; ``reservation_project`` and
+    ``reservation_block`` optional), ``spot``, then ``acceleratorNetworkProfile: auto`` and ``gpuDirect: rdma``.
+    ``priorities``: a list of dicts with the keys of COMPUTE_CLASS_PRIORITY_KEYS, most preferred first."""
+    if not name or not _DNS_LABEL.match(str(name)):
+        raise RenderError('compute_class: %r is not a valid ComputeClass name; use lower-case letters, digits and -, at most 63' % (name,))
+    if not priorities:
+        raise RenderError('compute_class priorities: give at least one priority (machine_type a3-ultragpu-8g or a4-highgpu-8g)')
+    rendered = [_compute_class_priority(index, item) for index, item in enumerate(priorities)]
+    obj = {'apiVersion': GKE_RDMA['compute_class_api_version'], 'kind': 'ComputeClass', 'metadata': {'name': str(name)},
+           'spec': {'nodePoolConfig': {'dra': {'networking': {'enabled': True}}}, 'priorities': rendered,
+                    'nodePoolAutoCreation': {'enabled': True}}}
+    check_rdma_compute_class(obj)
+    return obj
+
+
+def _compute_class_priority(index, item):
+    where = 'compute_class priorities[%d]' % index
+    if not isinstance(item, dict):
+        raise RenderError('%s: give a dict with machine_type (and reservation, spot, ...)' % where)
+    unknown = sorted(set(item) - set(COMPUTE_CLASS_PRIORITY_KEYS))
+    if unknown:
+        raise RenderError('%s: unknown key(s) %s; use %s' % (where, ', '.join(unknown), ', '.join(COMPUTE_CLASS_PRIORITY_KEYS)))
+    family = _rdma_family(item.get('machine_type'), where + '.machine_type')
+    priority = {'gpu': {'type': family.gke_accelerator, 'count': family.gpu_count}}
+    driver = item.get('gpu_driver_version')
+    if driver:
+        if str(driver).lower() not in COMPUTE_CLASS_DRIVER_VERSIONS:
+            raise RenderError('%s.gpu_driver_version: %r; ComputeClass takes %s' % (where, driver, ', '.join(COMPUTE_CLASS_DRIVER_VERSIONS)))
+        priority['gpu']['driverVersion'] = str(driver).lower()
+    if item.get('by_family'):
+        priority['machineFamily'] = family.machine_type.split('-')[0]   # a3 / a4; the GPU type picks the machine
+    else:
+        priority['machineType'] = family.machine_type
+    reservation, zones = item.get('reservation'), list(item.get('reservation_zones') or [])
+    for key in ('reservation_zones', 'reservation_project', 'reservation_block'):
+        if item.get(key) and not reservation:
+            raise RenderError('%s.%s: belongs to a reservation; give reservation too (seed 001: reservations.specific[].name)' % (where, key))
+    if reservation:
+        if item.get('spot'):
+            raise RenderError('%s.spot: spot nodes do not consume a reservation; drop spot or the reservation' % where)
+        if not zones:
+            raise RenderError('%s.reservation_zones: give the zone(s) of reservation %s (seed 001: RESERVATION_ZONE)' % (where, reservation))
+        specific = {'name': str(reservation), 'zones': zones}
+        if item.get('reservation_project'):
+            specific['project'] = str(item['reservation_project'])
+        if item.get('reservation_block'):
+            specific['reservationBlock'] = {'name': str(item['reservation_block'])}
+        priority['reservations'] = {'affinity': GKE_COMPUTE_CLASS_RESERVATION_AFFINITY, 'specific': [specific]}
+    if item.get('spot'):
+        priority['spot'] = True
+    priority.update(GKE_RDMA['compute_class_priority'])   # acceleratorNetworkProfile: auto, gpuDirect: rdma
+    return priority
+
+
+def check_rdma_compute_class(obj):
+    """Refuse a ComputeClass that would not give seed 001's RDMA nodes: DRANET networking enabled, node pool
+    auto-creation, and every priority an A3 Ultra / A4 machine with ``gpuDirect: rdma`` and
+    ``acceleratorNetworkProfile: auto``. Returns ``obj``."""
+    if not isinstance(obj, dict) or obj.get('kind') != 'ComputeClass' or obj.get('apiVersion') != GKE_RDMA['compute_class_api_version']:
+        raise RenderError('compute_class: give a %s ComputeClass' % GKE_RDMA['compute_class_api_version'])
+    spec = obj.get('spec') or {}
+    name = (obj.get('metadata') or {}).get('name')
+    if ((spec.get('nodePoolConfig') or {}).get('dra') or {}).get('networking', {}).get('enabled') is not True:
+        raise RenderError('compute_class %s: spec.nodePoolConfig.dra.networking.enabled must be true (seed 001: DRANET gives the Pods '
+                          'their RDMA NICs)' % name)
+    if (spec.get('nodePoolAutoCreation') or {}).get('enabled') is not True:
+        raise RenderError('compute_class %s: spec.nodePoolAutoCreation.enabled must be true (seed 001: GKE creates the RDMA node '
+                          'pools for the class)' % name)
+    wanted = dict(GKE_RDMA['compute_class_priority'])
+    if not spec.get('priorities'):
+        raise RenderError('compute_class %s: spec.priorities is empty; give an A3 Ultra or A4 priority' % name)
+    for index, priority in enumerate(spec['priorities']):
+        where = 'compute_class %s: spec.priorities[%d]' % (name, index)
+        for key, value in wanted.items():
+            if priority.get(key) != value:
+                raise RenderError('%s.%s is %r; seed 001 needs %s: %s (the automated RDMA NCCL installer and automated networking)'
+                                  % (where, key, priority.get(key), key, value))
+        gpu = (priority.get('gpu') or {}).get('type')
+        machine = priority.get('machineType') or ''
+        families = [f for f in families_for_technology(RDMA) if GKE in f.platforms]
+        if not any(gpu == f.gke_accelerator and machine in ('', f.machine_type) for f in families):
+            raise RenderError('%s: gpu.type %r with machineType %r is not an A3 Ultra or A4 machine; use %s' % (
+                where, gpu, machine, ', '.join('%s with %s' % (f.gke_accelerator, f.machine_type) for f in families)))
+    return obj
+
+
 # ---------------------------------------------------------------------------------------------
 # RDMA (seed 001): the ResourceClaimTemplate all-mrdma
 # ---------------------------------------------------------------------------------------------
@@ -191,16 +353,22 @@ def rdma_claim_template(namespace=None):
 # The seeds' NCCL test workloads and their commands
 # ---------------------------------------------------------------------------------------------
 
-def nccl_test_objects(technology, namespace=None):
+def nccl_test_objects(technology, namespace=None, compute_class=None):
     """The seed's NCCL test workload (two Services, two Pods; TCPX also the ConfigMap of its scripts), with
-    the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: seed 001's diagnostic image)."""
+    the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: seed 001's diagnostic image).
+    ``compute_class`` (RDMA): the Pods get the node selector ``cloud.google.com/compute-class: NAME``, the
+    lines seed 001 comments out for a custom ComputeClass."""
     tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
+    if compute_class and tech != RDMA:
+        raise RenderError('compute_class: seed 001\'s ComputeClass path is for RDMA; GPUDirect-%s runs on Standard node pools' % tech)
     objects = [obj for path in TEST_MANIFESTS[tech] for obj in load_manifest(path)]
     for obj in objects:
         _namespaced(obj, namespace)
         if obj['kind'] != 'Pod':
             continue
         spec = obj['spec']
+        if compute_class:
+            spec['nodeSelector'] = {GKE_RDMA['compute_class_node_selector']: str(compute_class)}
         if tech == RDMA:
             _container(spec, 'test', TEST_MANIFESTS[tech][0])['image'] = GKE_RDMA['test_image']
         else:

@@ -8,6 +8,7 @@ kind at the object's current generation."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 
 import jsonschema
@@ -23,6 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 CRDS = os.path.join(TESTS, 'sandbox', 'kube', 'crds')
 SEED_MANIFESTS = os.path.join(TESTS, 'sandbox', 'kube', 'manifests', 'seeds')
+VENDOR_MANIFESTS = os.path.join(TESTS, 'sandbox', 'kube', 'manifests')
+COMPUTE_CLASS_SCHEMA = os.path.join(TESTS, 'fixtures', 'crds', 'cloud.google.com', 'ComputeClass.schema%s.json')
 # Minors per technology: TCPX / TCPXO floors name 1.27..1.30 (seed 003) and the stand-in tests run 1.33;
 # RDMA needs resource.k8s.io/v1, served from 1.34 (seed 001's floor is 1.34.8).
 MINORS = {'TCPXO': ('1.30', '1.33'), 'TCPX': ('1.27', '1.33'), 'RDMA': ('1.34', '1.35')}
@@ -49,8 +52,33 @@ def strict(schema):
     return schema
 
 
+def compute_class_schema(extended=True):
+    """The public ComputeClass schema (strict: additionalProperties false), with the two corrections of
+    ComputeClass.schema.extension.json (README.md beside it) unless ``extended`` is False."""
+    with open(COMPUTE_CLASS_SCHEMA % '', encoding='utf-8') as handle:
+        schema = json.load(handle)
+    with open(COMPUTE_CLASS_SCHEMA % '.extension', encoding='utf-8') as handle:
+        patch = json.load(handle)
+    assert [(op['op'], op['path']) for op in patch] == [
+        ('add', '/properties/spec/properties/priorities/items/properties/gpuDirect'),
+        ('remove', '/properties/spec/required')], 'the extension corrects exactly the two points README.md names'
+    for op in patch if extended else ():
+        *parents, last = op['path'].strip('/').split('/')
+        node = schema
+        for part in parents:
+            node = node[part]
+        if op['op'] == 'add':
+            assert last not in node
+            node[last] = op['value']
+        else:
+            assert node.pop(last) == op['value']
+    return schema
+
+
 def validate(obj, minor):
-    if obj['kind'] in ('Network', 'GKENetworkParamSet'):
+    if obj['kind'] == 'ComputeClass':
+        jsonschema.validate(obj, compute_class_schema())
+    elif obj['kind'] in ('Network', 'GKENetworkParamSet'):
         api_version, schema = crd_schema(obj['kind'])
         assert obj['apiVersion'] == api_version
         jsonschema.validate(obj, strict(schema))
@@ -303,3 +331,135 @@ def test_verdict_pods_and_others():
     assert verdict.k8s_verdict([running, pending]) == 'pending: Pod r not scheduled: 0/3 nodes are available'
     assert verdict.k8s_verdict({'kind': 'Service', 'metadata': {'name': 's'}}) == 'ready'
     assert verdict.nodes_without_ready_pod(['n1', 'n2'], [running, pending]) == ['n2']
+
+
+# --- seed 001: ComputeClass, manual multi-network objects, RDMA installer ---------------------------------
+
+def seed_compute_class():
+    with open(os.path.join(SEED_MANIFESTS, '001-rdma-compute-class.yaml'), encoding='utf-8') as handle:
+        return yaml.safe_load(handle)
+
+
+def test_the_public_compute_class_schema_refuses_seed_001_and_the_extended_one_accepts_it():
+    seed = seed_compute_class()
+    with pytest.raises(jsonschema.ValidationError, match='gpuDirect'):
+        jsonschema.validate(seed, compute_class_schema(extended=False))
+    no_gpudirect = copy.deepcopy(seed)
+    del no_gpudirect['spec']['priorities'][0]['gpuDirect']
+    with pytest.raises(jsonschema.ValidationError, match='whenUnsatisfiable'):
+        jsonschema.validate(no_gpudirect, compute_class_schema(extended=False))
+    jsonschema.validate(seed, compute_class_schema())
+    # Everything else stays strict: an unknown field, a bad enum, a bad type.
+    for path, value in ((('spec', 'priorities', 0, 'gpuDirekt'), 'rdma'), (('spec', 'priorities', 0, 'reservations', 'affinity'), 'specific'),
+                        (('spec', 'nodePoolAutoCreation', 'enabled'), 'yes')):
+        bad = copy.deepcopy(seed)
+        node = bad
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, compute_class_schema())
+
+
+def test_compute_class_equals_seed_001():
+    rendered = render.rdma_compute_class('rdma-class', [{'machine_type': 'a3-ultragpu-8g', 'reservation': 'my-reservation',
+                                                         'reservation_zones': ['us-central1-b']}])
+    assert rendered == seed_compute_class()
+    validate(rendered, None)
+
+
+def test_compute_class_priorities_family_spot_block_and_a4():
+    rendered = render.rdma_compute_class('mixed', [
+        {'machine_type': 'a4-highgpu-8g', 'reservation': 'r', 'reservation_zones': ['us-central1-b'], 'reservation_project': 'p',
+         'reservation_block': 'b1', 'gpu_driver_version': 'latest'},
+        {'machine_type': 'a4-highgpu-8g', 'by_family': True, 'spot': True}])
+    validate(rendered, None)
+    first, second = rendered['spec']['priorities']
+    assert first['gpu'] == {'type': 'nvidia-b200', 'count': 8, 'driverVersion': 'latest'} and first['machineType'] == 'a4-highgpu-8g'
+    assert first['reservations']['specific'] == [{'name': 'r', 'zones': ['us-central1-b'], 'project': 'p', 'reservationBlock': {'name': 'b1'}}]
+    assert second['machineFamily'] == 'a4' and second['spot'] is True and 'machineType' not in second
+    assert all(p['gpuDirect'] == 'rdma' and p['acceleratorNetworkProfile'] == 'auto' for p in rendered['spec']['priorities'])
+
+
+@pytest.mark.parametrize('name, priorities, words', [
+    ('rdma', [{'machine_type': 'a3-megagpu-8g'}], ['priorities[0].machine_type', 'a3-ultragpu-8g']),
+    ('rdma', [], ['at least one priority']),
+    ('RDMA_class', [{'machine_type': 'a3-ultragpu-8g'}], ['not a valid ComputeClass name']),
+    ('rdma', [{'machine_type': 'a3-ultragpu-8g', 'reservation_zones': ['us-central1-b']}], ['reservation_zones', 'give reservation too']),
+    ('rdma', [{'machine_type': 'a3-ultragpu-8g', 'reservation': 'r'}], ['reservation_zones', 'RESERVATION_ZONE']),
+    ('rdma', [{'machine_type': 'a3-ultragpu-8g', 'reservation': 'r', 'reservation_zones': ['z'], 'spot': True}], ['spot']),
+    ('rdma', [{'machine_type': 'a3-ultragpu-8g', 'gpudirect': 'rdma'}], ['unknown key(s) gpudirect']),
+    ('rdma', [{'machine_type': 'a3-ultragpu-8g', 'gpu_driver_version': 'LATEST_535'}], ['gpu_driver_version']),
+])
+def test_compute_class_refusals(name, priorities, words):
+    with pytest.raises(RenderError) as error:
+        render.rdma_compute_class(name, priorities)
+    for word in words:
+        assert word in str(error.value), str(error.value)
+
+
+@pytest.mark.parametrize('change, words', [
+    (lambda cc: cc['spec']['priorities'][0].pop('gpuDirect'), ['gpuDirect', 'rdma']),
+    (lambda cc: cc['spec']['priorities'][0].update(acceleratorNetworkProfile='auto-custom'), ['acceleratorNetworkProfile']),
+    (lambda cc: cc['spec'].pop('nodePoolConfig'), ['dra.networking.enabled']),
+    (lambda cc: cc['spec']['nodePoolAutoCreation'].update(enabled=False), ['nodePoolAutoCreation']),
+    (lambda cc: cc['spec']['priorities'][0]['gpu'].update(type='nvidia-h100-mega-80gb'), ['not an A3 Ultra or A4']),
+])
+def test_a_users_compute_class_is_checked(change, words):
+    user = seed_compute_class()
+    assert render.check_rdma_compute_class(copy.deepcopy(user)) == user
+    change(user)
+    with pytest.raises(RenderError) as error:
+        render.check_rdma_compute_class(user)
+    for word in words:
+        assert word in str(error.value), str(error.value)
+
+
+def test_manual_multi_network_objects_are_what_the_vendor_test_pods_attach_to():
+    objects = render.rdma_network_objects('ultra')
+    for obj in objects:
+        validate(obj, None)
+    params = [o for o in objects if o['kind'] == 'GKENetworkParamSet']
+    assert [(o['metadata']['name'], o['spec']['vpc'], o['spec']['vpcSubnet'], o['spec']['deviceMode']) for o in params] == \
+        [('gvnic-1', 'ultra-gvnic-net', 'ultra-gvnic-sub', 'NetDevice')] + \
+        [('rdma-%d' % n, 'ultra-rdma-net', 'ultra-rdma-sub-%d' % n, 'RDMA') for n in range(8)]
+    networks = [o for o in objects if o['kind'] == 'Network']
+    assert all(n['spec']['parametersRef']['name'] == n['metadata']['name'] and n['spec']['type'] == 'Device' for n in networks)
+    # The vendor's RDMA test Pods (gpudirect-rdma/nccl-test.yaml) attach to rdma-0..rdma-7 by these names.
+    with open(os.path.join(VENDOR_MANIFESTS, 'gpudirect-rdma', 'nccl-test.yaml'), encoding='utf-8') as handle:
+        pod = next(d for d in yaml.safe_load_all(handle) if d and d['kind'] == 'Pod')
+    attached = [i['network'] for i in json.loads(pod['metadata']['annotations']['networking.gke.io/interfaces']) if i['network'] != 'default']
+    assert attached == [o['metadata']['name'] for o in params if o['spec']['deviceMode'] == 'RDMA']
+    # From the node pool's additional networks (the module's result) the objects are the same.
+    pool = [{'network': 'projects/p/global/networks/%s' % n, 'subnetwork': 'projects/p/regions/r/subnetworks/%s' % s}
+            for n, s in [('ultra-gvnic-net', 'ultra-gvnic-sub')] + [('ultra-rdma-net', 'ultra-rdma-sub-%d' % i) for i in range(8)]]
+    assert render.rdma_network_objects(networks=pool) == objects
+
+
+@pytest.mark.parametrize('kwargs, words', [
+    ({}, ['network_prefix']),
+    ({'networks': [{'network': 'g', 'subnetwork': 's'}] * 8}, ['9 additional networks', 'got 8']),
+    ({'networks': [{'network': 'g', 'subnetwork': 's'}] + [{'network': 'r%d' % n, 'subnetwork': 's%d' % n} for n in range(8)]},
+     ['belong to one other VPC']),
+    ({'network_prefix': 'u', 'machine_type': 'a3-megagpu-8g'}, ['machine_type', 'a3-ultragpu-8g']),
+])
+def test_manual_multi_network_refusals(kwargs, words):
+    with pytest.raises(RenderError) as error:
+        render.rdma_network_objects(**kwargs)
+    for word in words:
+        assert word in str(error.value)
+
+
+def test_rdma_installer_differs_from_the_vendor_only_in_node_selection():
+    with open(os.path.join(VENDOR_MANIFESTS, 'gpudirect-rdma', 'nccl-rdma-installer.yaml'), encoding='utf-8') as handle:
+        vendor = yaml.safe_load(handle)
+    assert render.rdma_installer_daemonset() == vendor   # both RDMA accelerators, every pool: the vendor's own selection
+    ours = render.rdma_installer_daemonset(node_pool='manual', machine_type='a3-ultragpu-8g')
+    expressions = ours['spec']['template']['spec'].pop('affinity')['nodeAffinity']['requiredDuringSchedulingIgnoredDuringExecution'][
+        'nodeSelectorTerms'][0]['matchExpressions']
+    assert expressions == [{'key': 'cloud.google.com/gke-accelerator', 'operator': 'In', 'values': ['nvidia-h200-141gb']},
+                           {'key': 'cloud.google.com/gke-nodepool', 'operator': 'In', 'values': ['manual']}]
+    vendor['spec']['template']['spec'].pop('affinity')
+    assert ours == vendor
+    for minor in MINORS['RDMA']:
+        kubernetes_validate.validate(render.rdma_installer_daemonset(node_pool='manual'), minor, strict=True)

@@ -6,6 +6,7 @@ kubectl ``apply --dry-run=server --validate=strict``."""
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -59,12 +60,14 @@ class OpenShift:
                    ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
                    HOME=str(self.tmp))
         started = len(self.cluster.requests)
+        cpu = _children_cpu()
         run = subprocess.run([*ANSIBLE_PLAYBOOK, os.path.join(collection_root(), 'playbooks', playbook), '-e', json.dumps(extra_vars), *args],
                              env=env, capture_output=True, text=True, timeout=1200, check=False)
         # Check mode's server-side dry runs (dryRun=All) write nothing: they are not mutations.
         run.mutations = [request for request in self.cluster.requests[started:]
                          if request[0] in MUTATING and 'dryRun=All' not in request[1]]
         run.recap = _recap(run.stdout)
+        run.cpu = round(_children_cpu() - cpu, 1)
         return run
 
     def get(self, ref, name, namespace=None):
@@ -77,6 +80,11 @@ class OpenShift:
         assert not self.sim.errors, self.sim.errors
         self.sim.stop()
         self.hub.stop_all()
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _recap(stdout):
@@ -114,7 +122,7 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     def run(method, link, args=(), playbook='openshift_rdma.yml', **extra):
         started = time.monotonic()
         result = openshift.run(playbook, extra=dict({'openshift_rdma_method': method, 'openshift_rdma_link': link}, **extra), args=args)
-        timings['%s %s/%s %s' % (playbook, method, link, ' '.join(args))] = round(time.monotonic() - started, 1)
+        timings['%s %s/%s %s' % (playbook, method, link, ' '.join(args))] = {'wall_s': round(time.monotonic() - started, 1), 'cpu_s': result.cpu}
         return result
 
     # Check mode on a fresh cluster: reports changes, writes nothing.
@@ -174,7 +182,7 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     assert openshift.get('nicclusterpolicies.mellanox.com', 'nic-cluster-policy') is None
     assert openshift.get('clusterpolicies.nvidia.com', 'gpu-cluster-policy') is None
     assert openshift.get('subscriptions.operators.coreos.com', 'nfd', 'openshift-nfd') is not None
-    sys.stderr.write('openshift_rdma playbook runs (s): %s\n' % json.dumps(timings))
+    sys.stderr.write('openshift_rdma playbook runs: %s\n' % json.dumps(timings))
 
 
 def test_failed_csv_stops_at_once_naming_operator_phase_and_message(tmp_path):

@@ -237,6 +237,15 @@ def apply(fieldsets, live, applied, manager, api_version, force, time, merge):
         if not any(path[:len(done)] == done for done in removed):   # an item goes whole, identified by its keys
             remove_path(merged, path)
             removed.append(path)
+    # A map or list the removal left empty goes too (structured-merge-diff's RemoveItems turns it into null,
+    # so the field disappears: kubernetes-sigs/structured-merge-diff #184, and #331 reverting #306, which had
+    # kept "{}" and broke CRs whose structs have required fields), unless the applied object holds it.
+    for path in removed:
+        parent = path[:-1]
+        while len(parent) > 1 and _value_at(merged, parent) in ({}, []) and \
+                not any(applied[:len(parent)] == parent for applied in applied_paths):
+            remove_path(merged, parent)
+            parent = parent[:-1]
     if mine is not None and entry_paths(mine) == set(applied_paths):
         new_entries.append(mine)
     elif applied_paths:
@@ -305,6 +314,15 @@ def remove_path(obj, path):
                 del node[index]
                 break
     del parent
+
+
+def _value_at(obj, path):
+    node = obj
+    for element in path:
+        node = _step(node, element)
+        if node is None:
+            return None
+    return node
 
 
 def _matches(item, kind, value):

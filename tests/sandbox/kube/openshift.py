@@ -29,18 +29,15 @@ import hashlib
 import ipaddress
 import json
 import pathlib
-import queue
 import sys
 import tempfile
-import threading
 import time
-import traceback
 
 import yaml
 
 from . import errors
 from .controllers import ClusterControllers, SystemWrites, label_selector_matches
-from .exec import ContainerState, PodRuntime, _now, install_handlers
+from .exec import SyntheticRuntime, install_handlers
 from .store import now_rfc3339
 
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds' / 'openshift'
@@ -98,110 +95,56 @@ def _load(relative):
         return yaml.safe_load(handle)
 
 
-def _packagemanifest_crd():
-    """SIMULATION (packages.operators.coreos.com).  Real: an aggregated API served by OLM's packageserver,
-    read-only (create/update answer 405 MethodNotAllowed).  The stand-in serves PackageManifest as a custom
-    resource with an open schema; it is writable here (see OPENSHIFT_NOTES.md: the core has no hook for
-    read-only resources)."""
-    return {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
-            'metadata': {'name': 'packagemanifests.packages.operators.coreos.com'},
-            'spec': {'group': 'packages.operators.coreos.com', 'scope': 'Namespaced',
-                     'names': {'plural': 'packagemanifests', 'singular': 'packagemanifest', 'kind': 'PackageManifest',
-                               'listKind': 'PackageManifestList'},
-                     'versions': [{'name': 'v1', 'served': True, 'storage': True, 'subresources': {'status': {}},
-                                   'schema': {'openAPIV3Schema': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}}}]}}
-
-
-class SyntheticRuntime(PodRuntime):
+def _tools_argv(simulation):
     """SIMULATION (the container runtime of the test Pods).  Real: CRI-O runs the nvidia-tools image with the
-    RDMA device and the secondary interface.  The stand-in starts no container: every Pod's containers
-    report running at once, and ``pods/exec`` runs tests/sandbox/kube/openshift_tools.py on this host,
-    which answers ``ib_write_bw``, ``ibstat``, ``rdma link show``, ``cat`` and ``sh -c 'nohup ... &'`` with
-    synthetic output in the real tools' formats (documented there)."""
-
-    def __init__(self, simulation):
-        super().__init__(enabled=True, podman='podman-not-used')
-        self.simulation = simulation
-
-    def ensure_image(self):
-        return None
-
-    def start_pod(self, cluster_key, pod):
-        return {c['name']: ContainerState('running', started_at=_now()) for c in pod['spec']['containers']}
-
-    def state(self, pod, container):
-        return ContainerState('running', started_at=_now())
-
-    def states(self, pod):
-        return {c['name']: ContainerState('running', started_at=_now()) for c in pod['spec']['containers']}
-
-    def remove_pod(self, pod):
-        return None
-
-    def remove_cluster(self, cluster_key):
-        return None
-
-    def exec_command(self, pod, container, command, stdin, tty):
-        context = self.simulation.exec_context(pod)
-        return [sys.executable, str(TOOLS), json.dumps(context), *command]
+    RDMA device and the secondary interface.  The stand-in starts no container (the core's SyntheticRuntime:
+    every container reports running at once), and ``pods/exec`` runs tests/sandbox/kube/openshift_tools.py on
+    this host, which answers ``ib_write_bw``, ``ibstat``, ``rdma link show``, ``cat`` and
+    ``sh -c 'nohup ... &'`` with synthetic output in the real tools' formats (documented there)."""
+    def argv(pod, container, command):
+        del container
+        return [sys.executable, str(TOOLS), json.dumps(simulation.exec_context(pod)), *command]
+    return argv
 
 
 class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-attributes,too-many-public-methods
     """See the module docstring."""
 
     def __init__(self, cluster, version='4.17.0', workers=2, delay=0.2, csv_failures=None, csv_stalls=(),
-                 bandwidth_gbps=180.47, tick=0.1):
+                 bandwidth_gbps=180.47):
         self.cluster = cluster
         self.store = cluster.store
         self.version = version
         self.workers = ['worker-%d' % index for index in range(workers)]
         self.delay = delay
-        self.tick = tick
         self.csv_failures = dict(csv_failures or {})
         self.csv_stalls = set(csv_stalls)
         self.bandwidth_gbps = bandwidth_gbps
-        self.errors = []
         self.state_dir = tempfile.mkdtemp(prefix='openshift-tools-')
-        self.runtime = SyntheticRuntime(self)
+        self.runtime = SyntheticRuntime(_tools_argv(self))
         self.controllers = ClusterControllers(cluster, self.runtime, ready_delay=delay)
         self._since = {}
-        self._stop = threading.Event()
-        self._events = None
-        self._thread = None
 
     # lifecycle ---------------------------------------------------------------------------------
+    # The operators' reconcilers run on the core's controller loop (controllers.add): one pass sees one
+    # store, after the scheduler, kubelet and DaemonSet controllers.
     def start(self):
         self.install_platform()
         install_handlers(self.cluster, self.runtime)
+        self.controllers.add(self.reconcile)
         self.controllers.start()
-        self._events = self.store.subscribe()
-        self._thread = threading.Thread(target=self._loop, name='openshift-%s' % self.cluster.key, daemon=True)
-        self._thread.start()
         return self
 
     def stop(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        if self._events is not None:
-            self.store.unsubscribe(self._events)
         self.controllers.stop()
 
-    def _loop(self):
-        while not self._stop.is_set():
-            try:
-                self._events.get(timeout=self.tick)
-                while True:
-                    self._events.get_nowait()
-            except queue.Empty:
-                pass
-            try:
-                self.reconcile()
-            except Exception:  # pylint: disable=broad-exception-caught
-                self.errors.append(traceback.format_exc())
-                sys.stderr.write('openshift stand-in: %s\n' % self.errors[-1])
+    @property
+    def errors(self):
+        """Tracebacks of reconciler passes that raised (the loop goes on)."""
+        return self.controllers.errors
 
-    def reconcile(self):
+    def reconcile(self, store=None):
+        del store   # the core passes its store: the same as self.store
         self.olm()
         self.nfd()
         self.network_operator()
@@ -245,7 +188,8 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         installs OLM, the MCO and their CRDs, the marketplace's CatalogSources, ClusterVersion ``version`` and
         the worker/master MachineConfigPools; workers register as Nodes.  The stand-in creates these at start:
         OLM's CRDs (Subscription, OperatorGroup, InstallPlan, ClusterServiceVersion, CatalogSource), the
-        PackageManifest resource (see ``_packagemanifest_crd``), MachineConfig/MachineConfigPool, ClusterVersion
+        PackageManifest resource (read-only, as OLM's packageserver serves it: writes answer 405
+        MethodNotAllowed), MachineConfig/MachineConfigPool, ClusterVersion
         with ``status.desired.version`` = the given version, CatalogSources reporting READY, one PackageManifest
         per package, and ``workers`` Ready worker Nodes."""
         for relative in ('operators.coreos.com/%s.yaml' % kind for kind in
@@ -255,7 +199,8 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                          'machineconfiguration.openshift.io/MachineConfigPool.yaml', 'config.openshift.io/ClusterVersion.yaml',
                          'k8s.cni.cncf.io/NetworkAttachmentDefinition.yaml'):
             self._install_crd(relative)
-        self._create(_packagemanifest_crd())
+        if not self._serves('packagemanifests.packages.operators.coreos.com'):
+            self.cluster.add_readonly('packages.operators.coreos.com/v1', 'packagemanifests', 'PackageManifest')
         self._create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': MARKETPLACE}})
         for source in ('redhat-operators', 'certified-operators'):
             stored = self._create({'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'CatalogSource',
@@ -266,14 +211,13 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                 self._update_status(stored, {'connectionState': {'address': '%s.%s.svc:50051' % (source, MARKETPLACE),
                                                                  'lastObservedState': 'READY', 'lastConnect': now_rfc3339()}})
         for package, entry in PACKAGES.items():
-            stored = self._create({'apiVersion': 'packages.operators.coreos.com/v1', 'kind': 'PackageManifest',
-                                   'metadata': {'name': package, 'namespace': MARKETPLACE,
-                                                'labels': {'catalog': entry['source'], 'catalog-namespace': MARKETPLACE}},
-                                   'spec': {}})
-            if stored:
-                self._update_status(stored, {'catalogSource': entry['source'], 'catalogSourceNamespace': MARKETPLACE,
-                                             'packageName': package, 'defaultChannel': entry['default'],
-                                             'channels': [{'name': name, 'currentCSV': csv} for name, csv in entry['channels'].items()]})
+            self._create({'apiVersion': 'packages.operators.coreos.com/v1', 'kind': 'PackageManifest',
+                          'metadata': {'name': package, 'namespace': MARKETPLACE,
+                                       'labels': {'catalog': entry['source'], 'catalog-namespace': MARKETPLACE}},
+                          'spec': {},
+                          'status': {'catalogSource': entry['source'], 'catalogSourceNamespace': MARKETPLACE,
+                                     'packageName': package, 'defaultChannel': entry['default'],
+                                     'channels': [{'name': name, 'currentCSV': csv} for name, csv in entry['channels'].items()]}})
         stored = self._create({'apiVersion': 'config.openshift.io/v1', 'kind': 'ClusterVersion', 'metadata': {'name': 'version'},
                                'spec': {'clusterID': '5e4b1c2a-0000-4000-8000-000000000000', 'channel': 'stable-4.17'}})
         if stored:

@@ -24,7 +24,7 @@ from sandbox.kube.openshift import OpenShiftSimulation  # noqa: E402  pylint: di
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--kubeconfig', default=os.path.join(tempfile.mkdtemp(prefix='openshift-'), 'kubeconfig'))
-    parser.add_argument('--delay', type=float, default=0.3, help='seconds each simulated operator step takes')
+    parser.add_argument('--delay', type=float, default=0.1, help='seconds each simulated operator step takes')
     args = parser.parse_args()
     hub = KubeHub()
     cluster = hub.start_cluster('openshift', version='1.30.6', openshift=True)

@@ -183,7 +183,7 @@ managed:
 import time
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
@@ -220,9 +220,9 @@ def wait_running(container, path, timeout, sleep):
         if current is None or status == 'RUNNING':
             return current
         if status in ('ERROR', 'RUNNING_WITH_ERROR', 'DEGRADED'):
-            raise common.PlanError('cluster %s is %s: %s' % (path, status, current.get('statusMessage') or 'no status message'))
+            raise PlanError('cluster %s is %s: %s' % (path, status, current.get('statusMessage') or 'no status message'))
         if time.monotonic() >= deadline:
-            raise common.PlanError('cluster %s is still %s after %ss; rerun to pick it up' % (path, status, timeout))
+            raise PlanError('cluster %s is still %s after %ss; rerun to pick it up' % (path, status, timeout))
         sleep(5.0)
 
 
@@ -293,10 +293,8 @@ def main():
             current = wait_running(container, path, params['wait_timeout'], sleep)
             after = gke_cluster.view(current)
         result.update(results(current))
-    except common.PlanError as exc:
-        module.fail_json(msg=str(exc), **result)
-    except GcpError as exc:
-        module.fail_from_error(exc, **result)
+    except (PlanError, GcpError) as exc:
+        module.fail_from(exc, **result)
     module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
 
 

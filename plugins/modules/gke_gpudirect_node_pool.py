@@ -260,7 +260,7 @@ operations:
 """
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
@@ -328,7 +328,7 @@ class PoolRunner:
         except GcpError as exc:
             message = common.capacity_message(exc, action)
             if message:
-                raise common.PlanError(message) from None
+                raise PlanError(message) from None
             raise
 
     def create(self, body):
@@ -429,10 +429,8 @@ def main():
                                                          params['name'], expected=expected, timeout=params['nodes_timeout'])
         if current is not None:
             result['node_pool'] = current
-    except common.PlanError as exc:
-        module.fail_json(msg=str(exc), **result)
-    except GcpError as exc:
-        module.fail_from_error(exc, **result)
+    except (PlanError, GcpError) as exc:
+        module.fail_from(exc, **result)
     module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
 
 

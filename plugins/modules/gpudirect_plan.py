@@ -109,7 +109,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import insta
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import command as nccl_command
 
@@ -214,7 +214,7 @@ def plan_stages(stages, project, problems):
     if 'network' in stages:
         try:
             network_plan = gce_network.plan_from_params(stages['network'], project)
-        except gce_network.PlanError as exc:
+        except PlanError as exc:
             problems.add('network', str(exc))
     if 'instances' in stages:
         try:

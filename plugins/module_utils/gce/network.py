@@ -20,16 +20,13 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import f
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
 
 # The API accepts MTUs from 1300 to 8896 (Compute Engine VPC documentation).
 MTU_RANGE = (1300, 8896)
 OPEN_TO_WORLD = ('0.0.0.0/0', '::/0')
 MANAGEMENT, DATA = 'management', 'data'
 REGION_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+$')
-
-
-class PlanError(ValueError):
-    """An input that cannot make a GPUDirect network; the text names the field and the fix."""
 
 
 def parse_rules(spec):

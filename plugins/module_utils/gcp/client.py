@@ -88,6 +88,10 @@ MUTATING_METHODS = frozenset(('POST', 'PUT', 'PATCH', 'DELETE'))
 REQUEST_TIMEOUT = (10, 150)
 
 
+class PlanError(ValueError):
+    """An input, or an existing resource, that a plan cannot accept; the text names the field and the fix."""
+
+
 class GcpError(Exception):
     """A failed call or operation, with what was being done and why it failed.
 

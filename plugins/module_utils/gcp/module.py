@@ -84,6 +84,12 @@ class GpuDirectModule:
     def fail_json(self, msg, **result):
         self.module.fail_json(msg=msg, **result)
 
+    def fail_from(self, error, **result):
+        """Fail with a PlanError's text (it names the field and the fix) or a GcpError's text and parts."""
+        if isinstance(error, gcp_client.GcpError):
+            self.fail_from_error(error, **result)
+        self.module.fail_json(msg=str(error), **result)
+
     def fail_from_error(self, error, **result):
         """Fail with the error's one-line text plus its structured parts."""
         self.module.fail_json(msg=str(error), error=error.to_dict(), **result)

@@ -15,12 +15,9 @@ import time
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
 
 _MISSING = object()
-
-
-class PlanError(ValueError):
-    """An input or an existing resource that the plan cannot accept; the text names the field and the fix."""
 
 
 def gke_family(machine_type, field='machine_type'):

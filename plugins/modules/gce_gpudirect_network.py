@@ -263,7 +263,7 @@ def plan_changes(plan, current):
             actions[resource.name] = ('patch', patch)
     if immutable:
         raise PlanError('these resources exist with settings that cannot be changed in place: %s; delete them '
-                                    '(state: absent) or choose another network_prefix' % '; '.join(immutable))
+                        '(state: absent) or choose another network_prefix' % '; '.join(immutable))
     return actions
 
 

@@ -315,3 +315,11 @@ def test_deployment_status_is_what_rollout_status_reads(kube):
     status = store.get('deployments.apps', 'web', 'default')['status']
     assert status['observedGeneration'] == 1 and status['updatedReplicas'] == 2 and status['replicas'] == 2
     assert condition({'status': status}, 'Progressing')['reason'] == 'NewReplicaSetAvailable'
+
+
+def test_gke_network_controllers_idle_on_clusters_without_multi_networking(kube):
+    """A cluster without the networking.gke.io CRDs: the network controllers do nothing and the others still run."""
+    cluster, controllers = kube
+    controllers.set_gke(dict(GKE_CLUSTER, networkConfig={}), [DEFAULT], PROJECT)
+    settle(controllers, lambda: cluster.store.list('nodes'))
+    assert len(cluster.store.list('nodes')) == 1 and not controllers.errors

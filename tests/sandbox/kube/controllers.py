@@ -338,7 +338,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
     def _serves(self, ref):
         try:
             return self.store.resource(ref) is not None
-        except errors.KubeError:
+        except (errors.KubeError, KeyError):   # find_ref: KeyError for a resource the cluster does not serve
             return False
 
     def _install_crd(self, file_name):

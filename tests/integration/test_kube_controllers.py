@@ -10,7 +10,7 @@ import time
 import pytest
 
 from sandbox.kube import KubeHub
-from sandbox.kube.controllers import ClusterControllers, gke_reserved, node_for
+from sandbox.kube.controllers import ClusterControllers, ComputeView, gke_reserved, node_for
 from sandbox.kube.exec import PodRuntime
 
 PROJECT = 'sandbox-project'
@@ -38,6 +38,7 @@ A3_ULTRA_DRANET = pool('a3ultra', 'a3-ultragpu-8g', 1, [{'acceleratorType': 'nvi
 def kube():
     hub = KubeHub()
     cluster = hub.start_cluster('projects/%s/locations/%s/clusters/c1' % (PROJECT, ZONE), version='1.34.8-gke.1278000')
+    cluster.admission_plugins.add('ExtendedResourceToleration')   # as gke.py starts GKE clusters
     controllers = ClusterControllers(cluster, PodRuntime(enabled=False), ready_delay=0)
     yield cluster, controllers
     hub.stop_all()
@@ -116,6 +117,113 @@ def test_multi_network_nodes_report_their_networks_once_the_network_objects_exis
     assert node['status']['capacity']['networking.gke.io.networks/vpc1'] == '1'
     north = node['metadata']['annotations']['networking.gke.io/north-interfaces']
     assert north.startswith('[{"network":"vpc1","ipAddress":"192.168.1.')
+
+
+def _gnp(name, vpc, subnet, **spec):
+    return {'apiVersion': 'networking.gke.io/v1', 'kind': 'GKENetworkParamSet', 'metadata': {'name': name},
+            'spec': dict({'vpc': vpc, 'vpcSubnet': subnet}, **spec)}
+
+
+def _network(name, params=None, kind='Device'):
+    spec = {'type': kind}
+    if params:
+        spec['parametersRef'] = {'group': 'networking.gke.io', 'kind': 'GKENetworkParamSet', 'name': params}
+    return {'apiVersion': 'networking.gke.io/v1', 'kind': 'Network', 'metadata': {'name': name}, 'spec': spec}
+
+
+def _conditions(obj):
+    return {c['type']: (c['status'], c['reason'], c['message']) for c in (obj.get('status') or {}).get('conditions') or []}
+
+
+def test_gke_network_controllers_validate_params_against_compute_and_can_be_paused(kube):
+    """GKE's GKENetworkParamSet controller (cloud-provider-gcp) and network controller, simulated: Ready only for
+    params whose subnet (in the cluster's region) and VPC exist; a Device Network needs params with a deviceMode."""
+    cluster, controllers = kube
+    store = cluster.store
+    controllers.set_gke(GKE_CLUSTER, [DEFAULT], PROJECT)
+    controllers.set_compute(ComputeView(['net-1', 'net-2'], {'sub-1': {'ipCidrRange': '192.168.1.0/24'},
+                                                            'sub-2': {'ipCidrRange': '192.168.2.0/24'}}))
+    settle(controllers)
+    store.create(_gnp('vpc1', 'net-1', 'sub-1', deviceMode='NetDevice'))
+    store.create(_network('vpc1', 'vpc1'))
+    store.create(_gnp('nosub', 'net-1', 'sub-9', deviceMode='NetDevice'))
+    store.create(_gnp('novpc', 'net-9', 'sub-2', deviceMode='NetDevice'))
+    store.create(_gnp('nomode', 'net-2', 'sub-2', podIPv4Ranges={'rangeNames': []}))
+    store.create(_network('orphan'))                      # a Device Network without params
+    store.create(_network('missing', 'no-such-params'))
+    settle(controllers)
+    gnp = store.get('gkenetworkparamsets.networking.gke.io', 'vpc1')
+    assert _conditions(gnp) == {'Ready': ('True', 'GNPReady', '')}
+    assert gnp['status']['podCIDRs'] == {'cidrBlocks': ['192.168.1.0/24']} and gnp['status']['networkName'] == 'vpc1'
+    assert gnp['metadata']['finalizers'] == ['networking.gke.io/gnp-controller']
+    assert 'observedGeneration' not in gnp['status']['conditions'][0]   # the real controller sets none
+    assert _conditions(store.get('networks.networking.gke.io', 'vpc1')) == {
+        'ParamsReady': ('True', 'GNPParamsReady', ''), 'Ready': ('True', 'NetworkReady', '')}
+    assert _conditions(store.get('gkenetworkparamsets.networking.gke.io', 'nosub'))['Ready'] == (
+        'False', 'SubnetNotFound', 'subnet: sub-9 not found in VPC: net-1')
+    assert _conditions(store.get('gkenetworkparamsets.networking.gke.io', 'novpc'))['Ready'] == ('False', 'VPCNotFound', 'VPC: net-9 not found')
+    assert _conditions(store.get('gkenetworkparamsets.networking.gke.io', 'nomode'))['Ready'][:2] == ('False', 'SecondaryRangeAndDeviceModeUnspecified')
+    for name in ('orphan', 'missing'):
+        assert _conditions(store.get('networks.networking.gke.io', name))['Ready'][:2] == ('False', 'ParamsNotReady')
+
+    # Paused: the spec moves to a subnet that does not exist, the status stays Ready (a stale Ready); resumed: recomputed.
+    controllers.pause('gke-networks')
+    gnp = store.get('gkenetworkparamsets.networking.gke.io', 'vpc1')
+    gnp['spec']['vpcSubnet'] = 'sub-8'
+    store.update(gnp)
+    settle(controllers)
+    gnp = store.get('gkenetworkparamsets.networking.gke.io', 'vpc1')
+    assert gnp['metadata']['generation'] == 2 and _conditions(gnp)['Ready'][0] == 'True'
+    controllers.resume('gke-networks')
+    settle(controllers)
+    assert _conditions(store.get('gkenetworkparamsets.networking.gke.io', 'vpc1'))['Ready'] == (
+        'False', 'SubnetNotFound', 'subnet: sub-8 not found in VPC: net-1')
+
+    # Deleting params a Network still refers to leaves them Terminating until the Network goes.
+    store.delete('gkenetworkparamsets.networking.gke.io', 'vpc1')
+    settle(controllers)
+    assert store.get('gkenetworkparamsets.networking.gke.io', 'vpc1')['metadata'].get('deletionTimestamp')
+    store.delete('networks.networking.gke.io', 'vpc1')
+    settle(controllers, lambda: store.get('gkenetworkparamsets.networking.gke.io', 'vpc1') is None)
+    assert store.get('gkenetworkparamsets.networking.gke.io', 'vpc1') is None
+
+
+def test_extended_resource_toleration_admission_is_written_into_gpu_pods(kube):
+    """GKE runs the ExtendedResourceToleration admission plugin: a Pod requesting nvidia.com/gpu is stored with the
+    toleration, one without such a request is not; without the plugin (a plain cluster) nothing is added."""
+    cluster, _controllers = kube
+    stored = cluster.store.create(gpu_pod('gpu', '1', tolerations=[{'key': 'other', 'operator': 'Exists'}]))
+    assert stored['spec']['tolerations'] == [{'key': 'other', 'operator': 'Exists'},
+                                             {'key': 'nvidia.com/gpu', 'operator': 'Exists', 'effect': 'NoSchedule'}]
+    plain = cluster.store.create({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'plain', 'namespace': 'default'},
+                                  'spec': {'containers': [{'name': 'main', 'image': 'example', 'resources': {'limits': {'cpu': '1'}}}]}})
+    assert 'tolerations' not in plain['spec']
+    cluster.admission_plugins.discard('ExtendedResourceToleration')
+    assert 'tolerations' not in cluster.store.create(gpu_pod('gpu-plain', '1'))['spec']
+
+
+def test_extra_reconcilers_run_on_the_controller_loop_and_pause_by_name(kube):
+    cluster, controllers = kube
+    seen = []
+
+    def count_nodes(store):
+        seen.append(len(store.list('nodes')))
+    controllers.add(count_nodes)
+    controllers.set_gke(GKE_CLUSTER, [DEFAULT], PROJECT)
+    settle(controllers, lambda: seen and seen[-1] == 1)
+    assert seen[-1] == 1
+    controllers.pause('count_nodes')
+    before = len(seen)
+    settle(controllers)
+    assert len(seen) == before
+    controllers.start()   # the real loop runs it too, on its own thread
+    controllers.resume('count_nodes')
+    deadline = time.monotonic() + 5
+    while len(seen) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    controllers.stop()
+    assert len(seen) > before and not controllers.errors
+    del cluster
 
 
 def test_scheduler_places_pods_by_gpus_taints_and_affinity_and_explains_refusals(kube):

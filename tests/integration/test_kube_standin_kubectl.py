@@ -207,3 +207,53 @@ def test_standalone_cluster_from_the_run_script(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_no_op_server_side_apply_keeps_every_managed_fields_entry_and_the_resource_version(kubectl, cluster):
+    """OPENSHIFT_NOTES.md item 6: the real apiserver writes managedFields sorted (operation, time, manager, apiVersion,
+    subresource), so re-applying the same body by the same manager is no write at all: other managers' entries
+    (a status writer's included) and resourceVersion and generation stay."""
+    kubectl('apply', '--server-side', '-f', os.path.join(KUBE_DIR, 'crds', 'Network.yaml'))
+    network = json.dumps({'apiVersion': 'networking.gke.io/v1', 'kind': 'Network', 'metadata': {'name': 'ssa-noop', 'labels': {'a': 'b'}},
+                          'spec': {'type': 'Device'}})
+    kubectl('apply', '--server-side', '--field-manager=applier', '-f', '-', stdin=network)
+    kubectl('patch', 'networks.networking.gke.io', 'ssa-noop', '--subresource=status', '--type=merge', '--field-manager=controller', '-p',
+            json.dumps({'status': {'conditions': [{'type': 'Ready', 'status': 'True', 'reason': 'NetworkReady', 'message': '',
+                                                   'lastTransitionTime': '2026-01-01T00:00:00Z'}]}}))
+    kubectl('label', 'networks.networking.gke.io', 'ssa-noop', 'x=y', '--field-manager=labeler')
+
+    def read():
+        return json.loads(kubectl('get', 'networks.networking.gke.io', 'ssa-noop', '-o', 'json', '--show-managed-fields').stdout)
+    before = read()
+    assert [(e['manager'], e['operation'], e.get('subresource')) for e in before['metadata']['managedFields']] == [
+        ('applier', 'Apply', None), ('controller', 'Update', 'status'), ('labeler', 'Update', None)]
+    kubectl('apply', '--server-side', '--field-manager=applier', '-f', '-', stdin=network)
+    after = read()
+    assert after['metadata']['managedFields'] == before['metadata']['managedFields']
+    assert (after['metadata']['resourceVersion'], after['metadata']['generation']) == \
+        (before['metadata']['resourceVersion'], before['metadata']['generation'])
+    kubectl('delete', 'networks.networking.gke.io', 'ssa-noop')
+
+
+def test_printer_columns_with_jsonpath_filters(kubectl):
+    """OPENSHIFT_NOTES.md item 7: additionalPrinterColumns such as MachineConfigPool's UPDATED
+    (``.status.conditions[?(@.type=="Updated")].status``) are filled as apiextensions' table convertor fills them
+    (client-go jsonpath, first result)."""
+    crd = {'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition', 'metadata': {'name': 'pools.example.com'},
+           'spec': {'group': 'example.com', 'scope': 'Cluster', 'names': {'plural': 'pools', 'singular': 'pool', 'kind': 'Pool'},
+                    'versions': [{'name': 'v1', 'served': True, 'storage': True, 'subresources': {'status': {}},
+                                  'schema': {'openAPIV3Schema': {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}},
+                                  'additionalPrinterColumns': [
+                                      {'name': 'Updated', 'type': 'string', 'jsonPath': '.status.conditions[?(@.type=="Updated")].status'},
+                                      {'name': 'Degraded', 'type': 'string', 'jsonPath': '.status.conditions[?(@.type=="Degraded")].status'},
+                                      {'name': 'Missing', 'type': 'string', 'jsonPath': '.status.conditions[?(@.type=="Nope")].status'},
+                                      {'name': 'Machines', 'type': 'integer', 'jsonPath': '.status.machineCount'}]}]}}
+    kubectl('apply', '-f', '-', stdin=json.dumps(crd))
+    kubectl('wait', '--for=condition=Established', 'crd/pools.example.com', '--timeout=30s')
+    kubectl('apply', '-f', '-', stdin=json.dumps({'apiVersion': 'example.com/v1', 'kind': 'Pool', 'metadata': {'name': 'worker'}}))
+    kubectl('patch', 'pools.example.com', 'worker', '--subresource=status', '--type=merge', '-p', json.dumps({'status': {
+        'machineCount': 2, 'conditions': [{'type': 'Updated', 'status': 'True'}, {'type': 'Degraded', 'status': 'False'}]}}))
+    lines = kubectl('get', 'pools.example.com', 'worker').stdout.splitlines()
+    assert lines[0].split() == ['NAME', 'UPDATED', 'DEGRADED', 'MISSING', 'MACHINES']
+    assert lines[1].split() == ['worker', 'True', 'False', '2'], lines   # an empty cell prints as nothing
+    kubectl('delete', 'crd', 'pools.example.com')

@@ -273,6 +273,8 @@ class KubeRequestHandler(BaseHTTPRequestHandler):
         if subresource in ('log', 'exec', 'attach', 'portforward', 'proxy'):
             return self.stream_subresource(resource, namespace, name, subresource)
         command = self.command
+        if resource.readonly and command not in ('GET', 'HEAD'):
+            raise errors.method_not_allowed()   # a read-only API registers no write routes (KubeCluster.add_readonly)
         if name is None:
             if command == 'GET':
                 if self.param('watch') in ('true', '1'):

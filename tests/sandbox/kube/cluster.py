@@ -12,7 +12,7 @@ import yaml
 from .api import KubeRequestHandler
 from .crds import CrdController
 from .ops import Operations
-from .resources import ApiRegistry
+from .resources import ApiRegistry, Resource
 from .schema import SchemaCatalog
 from .store import KubeStore
 
@@ -55,6 +55,9 @@ class KubeCluster:  # pylint: disable=too-many-instance-attributes
         self.openshift = openshift
         self.verbose = verbose
         self.requests = []
+        # Admission plugins beyond the stand-in's built-in behaviour, by their kube-apiserver names; gke.py adds
+        # 'ExtendedResourceToleration' (GKE enables it), ops.py applies it to Pod creates.
+        self.admission_plugins = set()
         self.subresource_handlers = {}
         self.schemas = SchemaCatalog(self.version)
         self.api = ApiRegistry(self.schemas)
@@ -87,6 +90,22 @@ class KubeCluster:  # pylint: disable=too-many-instance-attributes
         if self._thread is not None:
             self._thread.join(timeout=5)
         shutil.rmtree(self._dir, ignore_errors=True)
+
+    def add_readonly(self, api_version, plural, kind, namespaced=True, schema=None, short_names=(), categories=()):
+        """Serve ``plural`` of ``api_version`` for reading only, as an aggregated API server with only get,
+        list and watch does (OLM's packageserver: ``packages.operators.coreos.com/v1`` PackageManifest).
+
+        Discovery lists the verbs ``get``, ``list``, ``watch``; every write (POST, PUT, PATCH, DELETE, also
+        ``dryRun``) answers 405 MethodNotAllowed in the apiserver's Status shape.  The objects are the
+        store's: the simulation writes them as the system (``store.create`` / ``update`` / ``delete``), and
+        get, list, watch, selectors and tables serve them like any custom resource.  ``schema`` is an
+        OpenAPI v3 schema for the objects (default: any object).  Returns the Resource."""
+        group, _slash, version = api_version.rpartition('/')
+        resource = Resource(group, version, plural, kind, namespaced, short_names, (), categories,
+                            crd='readonly:%s.%s' % (plural, group), verbs=('get', 'list', 'watch'))
+        self.schemas.custom[(group, version, kind)] = schema or {'type': 'object', 'x-kubernetes-preserve-unknown-fields': True}
+        self.api.add([resource])
+        return resource
 
     def version_info(self):
         minor = str(self.schemas.minor)

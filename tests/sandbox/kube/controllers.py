@@ -13,6 +13,14 @@ Use::
     controllers = ClusterControllers(cluster, runtime, ready_delay=0.3).start()
     controllers.set_gke(gke_cluster_dict, [node_pool_dict, ...], project)   # GKE: nodes follow the pools
     controllers.stop()                                                      # also removes the containers
+
+Hooks for other simulations (openshift.py) and for tests::
+
+    controllers.add(fn)            # fn(store) runs on this loop after the built-in controllers, every pass
+                                   # (one thread: one pass sees one store, writes never race); an exception
+                                   # is kept in controllers.errors and the loop goes on
+    controllers.pause(name)        # stop one controller (names: CONTROLLERS, or an added fn's __name__) until
+    controllers.resume(name)       # resumed: its objects keep the status they have, however the spec changes
 """
 
 import copy
@@ -21,6 +29,7 @@ import json
 import os
 import pathlib
 import queue
+import re
 import sys
 import threading
 import time
@@ -34,6 +43,10 @@ from .store import now_rfc3339
 from ..collection import collection_module
 
 TICK = 0.25
+# The built-in controllers in the order one pass runs them (names for pause()/resume()); GKE's run first,
+# on GKE clusters only.
+GKE_CONTROLLERS = ('gke-installs', 'nodes-from-pools', 'gke-networks')
+CONTROLLERS = ('daemonsets', 'deployments', 'jobs', 'garbage-collect-pods', 'schedule', 'kubelet')
 POLL_INTERVAL = 1.0
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds'
 _RANDOM_CHARS = 'bcdfghjklmnpqrstvwxz2456789'   # k8s.io/apimachinery/pkg/util/rand: no vowels, no 0/1/3
@@ -146,13 +159,9 @@ def tolerates(tolerations, taint):
 
 
 def untolerated_taint(pod, node, effects=('NoSchedule', 'NoExecute')):
-    """The first taint of ``node`` the pod does not tolerate, or None.
-
-    SIMULATION (ExtendedResourceToleration admission plugin, enabled on GKE): the real API server adds a
-    toleration ``KEY Exists`` to every Pod that requests an extended resource KEY (nvidia.com/gpu); the
-    stand-in applies that toleration here, at scheduling time, instead of writing it into the Pod."""
+    """The first taint of ``node`` the pod does not tolerate, or None.  (On GKE clusters the API stand-in's
+    ExtendedResourceToleration admission has written the tolerations for extended resources into the Pod.)"""
     tolerations = list(pod['spec'].get('tolerations') or [])
-    tolerations += [{'key': name, 'operator': 'Exists'} for name in pod_requests(pod) if '/' in name]
     for taint in node['spec'].get('taints') or []:
         if taint['effect'] in effects and not tolerates(tolerations, taint):
             return taint
@@ -194,6 +203,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self.ready_delay = ready_delay
         self.tick = tick
         self.gke = None            # (cluster dict, [pool dicts], project) from the Container API sandbox
+        self.compute = None        # ComputeView of the cluster's project and region (gke_networks reads it)
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -205,6 +215,8 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self._known_pods = {}      # pod uid -> pod (to remove containers of deleted pods)
         self._last_poll = {}       # pod uid -> when its containers' states were last read
         self.errors = []
+        self.extra = []            # reconcilers added with add(), run after the built-in ones
+        self.paused = set()        # controller names pause() stopped
         # The containers' cluster label: unique per stand-in cluster, since two sandboxes (pytest-xdist
         # workers) may each have a cluster of the same name and must not remove each other's containers.
         self.runtime_key = '%s@%d-%s' % (cluster.key, os.getpid(), uuid.uuid4().hex[:8])
@@ -232,6 +244,34 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             self.gke = (copy.deepcopy(gke_cluster), copy.deepcopy(pools), project)
         self._wake.set()
 
+    def set_compute(self, view):
+        """The Compute Engine networks the GKE network controller validates against (a ComputeView)."""
+        with self._lock:
+            changed, self.compute = view != self.compute, view
+        if changed:
+            self._wake.set()
+
+    def add(self, reconcile):
+        """Run ``reconcile(store)`` on this loop after the built-in controllers, on every pass."""
+        with self._lock:
+            self.extra.append(reconcile)
+        self._wake.set()
+        return reconcile
+
+    def pause(self, name):
+        """Stop the controller ``name`` (one of CONTROLLERS, or an added function's ``__name__``) until resume()."""
+        with self._lock:
+            self.paused.add(name)
+
+    def resume(self, name):
+        with self._lock:
+            self.paused.discard(name)
+        self._wake.set()
+
+    def _runs(self, name):
+        with self._lock:
+            return name not in self.paused
+
     def _loop(self):
         while not self._stop.is_set():
             try:
@@ -252,16 +292,21 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
 
     def reconcile(self):
         with self._lock:
-            gke = self.gke
+            gke, extra = self.gke, list(self.extra)
         if gke is not None:
-            self.gke_installs(*gke)
-            self.nodes_from_pools(*gke)
-        self.daemonsets()
-        self.deployments()
-        self.jobs()
-        self.garbage_collect_pods()
-        self.schedule()
-        self.kubelet()
+            for name in GKE_CONTROLLERS:
+                if self._runs(name):
+                    getattr(self, name.replace('-', '_'))(*gke)
+        for name in CONTROLLERS:
+            if self._runs(name):
+                getattr(self, name.replace('-', '_'))()
+        for reconcile in extra:
+            if self._runs(reconcile.__name__):
+                try:
+                    reconcile(self.store)
+                except Exception:  # pylint: disable=broad-exception-caught
+                    self.errors.append(traceback.format_exc())
+                    sys.stderr.write('kube stand-in controllers (%s): %s\n' % (reconcile.__name__, self.errors[-1]))
 
     # GKE ----------------------------------------------------------------------------------------
     def gke_installs(self, gke_cluster, pools, project):
@@ -355,6 +400,96 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                           'metadata': {'name': name, 'namespace': 'kube-node-lease', 'ownerReferences': [
                               {'apiVersion': 'v1', 'kind': 'Node', 'name': name, 'uid': node['metadata']['uid']}]},
                           'spec': {'holderIdentity': name, 'leaseDurationSeconds': 40, 'renewTime': created}})
+
+    def gke_networks(self, gke_cluster, pools, project):
+        """SIMULATION (GKE's multi-network controllers).  Real GKE runs two: the GKENetworkParamSet controller
+        of cloud-controller-manager (kubernetes/cloud-provider-gcp pkg/controller/gkenetworkparamset,
+        commit 4e24531; condition types and reasons from GoogleCloudPlatform/gke-networking-api
+        apis/network/v1, commit 34c617f), and GKE's own network controller for Network Ready (not public;
+        its types and reasons are in gke-networking-api and GoogleCloudPlatform/cluster-health-scanner's A3
+        setup script prints the pairs ``ParamsReady GNPParamsReady`` and ``Ready NetworkReady``).
+
+        GKENetworkParamSet (``_params_validation``, the order of the real syncGNP): the finalizer
+        ``networking.gke.io/gnp-controller``; then condition ``Ready``: False with GNPConfigInvalid /
+        SecondaryRangeAndDeviceModeUnspecified / DeviceModeCantBeUsedWithSecondaryRange (field combinations),
+        SubnetNotFound (``subnet: S not found in VPC: V``: the subnet is looked up in the cluster's region of
+        the Compute sandbox, by name only, as GetSubnetwork does), VPCNotFound (``VPC: V not found``),
+        SecondaryRangeNotFound, DeviceModeCantUseDefaultVPC (the cluster's own VPC),
+        DeviceModeSubnetAlreadyInUse (a newer GNP naming a subnet an older one has); else True, GNPReady,
+        with ``status.podCIDRs`` (the subnet's range for deviceMode, else the named secondary ranges) and
+        ``status.networkName`` once a Network refers to it and the pair cross-validates.  Deleting a GNP
+        that a Network still refers to leaves it Terminating (the finalizer stays) until that Network goes.
+
+        Network: ``ParamsReady`` from the cross-validation of a valid GNP (True GNPParamsReady; False
+        L3SecondaryMissing, NetworkAttachmentUnsupported, DeviceModeMissing; GNPDeleted once its GNP went);
+        ``Ready`` True NetworkReady when ParamsReady is True, else False ParamsNotReady (also for a Device
+        or L3 Network with no parametersRef, or one naming a GNP that does not exist or is not Ready).  The
+        ``default`` Network is gke_installs' (Ready, no params).
+
+        Neither controller sets ``observedGeneration`` on its conditions (cloud-provider-gcp builds each
+        metav1.Condition without it; meta.SetStatusCondition keeps lastTransitionTime unless the status
+        changes), so the stand-in writes none either: a reader cannot tell a Ready left from an older spec
+        from a current one.  The stand-in reacts within one controller pass (TICK); the real controllers
+        within seconds.  ``pause('gke-networks')`` freezes both (the status stays as it is while the spec
+        moves on), ``resume('gke-networks')`` recomputes.  The Network Ready message for ParamsNotReady is the
+        stand-in's wording (GKE's is not public)."""
+        del pools, project
+        if not self._serves('gkenetworkparamsets.networking.gke.io') or not self._serves('networks.networking.gke.io'):
+            return
+        with self._lock:
+            compute = self.compute or ComputeView()
+        cluster_vpc = _last(gke_cluster.get('network') or 'default')
+        networks = self.store.list('networks.networking.gke.io')
+        params = self.store.list('gkenetworkparamsets.networking.gke.io')
+        valid = {}
+        for gnp in params:
+            name = gnp['metadata']['name']
+            referrer = next((network for network in networks if _refers_to(network, name)), None)
+            if gnp['metadata'].get('deletionTimestamp'):
+                if referrer is None:
+                    self._set_finalizer(gnp, GNP_FINALIZER, present=False)
+                continue
+            gnp = self._set_finalizer(gnp, GNP_FINALIZER, present=True)
+            if gnp is None:
+                continue
+            reason, message, pod_cidrs = _params_validation(gnp, params, compute, cluster_vpc)
+            status = copy.deepcopy(gnp.get('status') or {})
+            _set_condition(status, 'Ready', reason is None, reason or 'GNPReady', message)
+            if reason is None:
+                valid[name] = gnp
+                status['podCIDRs'] = {'cidrBlocks': pod_cidrs}
+                if referrer is not None and _cross_validation(referrer, gnp)[0] is None:
+                    status['networkName'] = referrer['metadata']['name']
+            self._update_status(gnp, status)
+        names = {gnp['metadata']['name'] for gnp in params if not gnp['metadata'].get('deletionTimestamp')}
+        for network in networks:
+            if network['metadata']['name'] == 'default' or network['metadata'].get('deletionTimestamp'):
+                continue
+            status = copy.deepcopy(network.get('status') or {})
+            reference = (network.get('spec') or {}).get('parametersRef') or {}
+            gnp_name = reference.get('name') if (reference.get('kind') or '').lower() == 'gkenetworkparamset' else None
+            if gnp_name in valid:
+                reason, message = _cross_validation(network, valid[gnp_name])
+                _set_condition(status, 'ParamsReady', reason is None, reason or 'GNPParamsReady', message)
+            elif gnp_name and gnp_name not in names and _condition_of(status, 'ParamsReady'):
+                _set_condition(status, 'ParamsReady', False, 'GNPDeleted', 'GKENetworkParamSet resource was deleted: %s' % gnp_name)
+            ready = (_condition_of(status, 'ParamsReady') or {}).get('status') == 'True'
+            _set_condition(status, 'Ready', ready, 'NetworkReady' if ready else 'ParamsNotReady',
+                           '' if ready else 'the params of this Network are not ready (stand-in wording)')
+            self._update_status(network, status)
+
+    def _set_finalizer(self, obj, finalizer, present):
+        finalizers = list(obj['metadata'].get('finalizers') or [])
+        if (finalizer in finalizers) == present:
+            return obj
+        changed = copy.deepcopy(obj)
+        changed['metadata']['finalizers'] = finalizers + [finalizer] if present else [item for item in finalizers if item != finalizer]
+        try:
+            return self.store.update(changed)
+        except errors.KubeError as error:
+            if error.code in (404, 409):   # gone, or changed since read: the next pass sees it
+                return None
+            raise
 
     def _network_resources(self, node, pools):
         """SIMULATION (GKE multi-networking, gke-networking-api annotations).  Real GKE reports, on a
@@ -842,6 +977,103 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         status.update({'podIP': pod_ip, 'podIPs': [{'ip': pod_ip}]})
         status.setdefault('qosClass', _qos_class(pod))
         return status
+
+
+# GKE multi-networking ---------------------------------------------------------------------------
+GNP_FINALIZER = 'networking.gke.io/gnp-controller'   # cloud-provider-gcp gkenetworkparamset_controller.go GNPFinalizer
+
+
+class ComputeView:
+    """What the GKE network controllers read from Compute Engine: the project's VPC names and the subnets of
+    the cluster's region (name -> {ipCidrRange, secondaryIpRanges}).  gke.py builds it from the sandbox."""
+
+    def __init__(self, networks=(), subnets=None):
+        self.networks = frozenset(networks)
+        self.subnets = dict(subnets or {})
+
+    def __eq__(self, other):
+        return isinstance(other, ComputeView) and (self.networks, self.subnets) == (other.networks, other.subnets)
+
+    def __hash__(self):
+        return hash(self.networks)
+
+
+def _refers_to(network, gnp_name):
+    reference = (network.get('spec') or {}).get('parametersRef') or {}
+    return reference.get('name') == gnp_name and (reference.get('kind') or '').lower() == 'gkenetworkparamset'
+
+
+def _condition_of(status, kind):
+    return next((item for item in status.get('conditions') or [] if item.get('type') == kind), None)
+
+
+def _set_condition(status, kind, true, reason, message=''):
+    """apimachinery meta.SetStatusCondition: lastTransitionTime moves only when the status changes."""
+    wanted = {'type': kind, 'status': 'True' if true else 'False', 'reason': reason, 'message': message or ''}
+    conditions = status.setdefault('conditions', [])
+    old = _condition_of(status, kind)
+    if old is None:
+        conditions.append(dict(wanted, lastTransitionTime=now_rfc3339()))
+        return
+    since = old.get('lastTransitionTime') if old.get('status') == wanted['status'] else now_rfc3339()
+    old.clear()
+    old.update(wanted, lastTransitionTime=since)
+
+
+def _params_validation(gnp, params, compute, cluster_vpc):
+    """cloud-provider-gcp gnpcontroller_validations.go, in syncGNP's order -> (reason or None, message, podCIDRs)."""
+    spec = gnp.get('spec') or {}
+    vpc, subnet_name, device_mode = spec.get('vpc') or '', spec.get('vpcSubnet') or '', spec.get('deviceMode') or ''
+    ranges = ((spec.get('podIPv4Ranges') or {}).get('rangeNames')) or []
+    if spec.get('networkAttachment'):
+        if vpc or subnet_name or device_mode or ranges:
+            return ('GNPConfigInvalid', 'When NetworkAttachment is specified, none of the following can be specified: '
+                    '(VPC, VPCSubnet, DeviceMode, PodIPv4Ranges)', [])
+        if not re.match(r'^projects/([^/]+)/regions/([^/]+)/networkAttachments/([^/]+)$', spec['networkAttachment']):
+            return ('NetworkAttachmentInvalid', 'invalid network attachment name: "%s". Must match projects/PROJECT_ID/regions/'
+                    'REGION/networkAttachments/NETWORK_ATTACHMENT' % spec['networkAttachment'], [])
+        return None, '', []
+    if not vpc or not subnet_name:
+        return 'GNPConfigInvalid', 'NetworkAttachment or (VPC + VPCSubnet) must be specified', []
+    if not ranges and not device_mode:
+        return 'SecondaryRangeAndDeviceModeUnspecified', 'One of PodIPV4Ranges or DeviceMode must be specified.', []
+    if ranges and device_mode:
+        return 'DeviceModeCantBeUsedWithSecondaryRange', 'PodIPv4Ranges and DeviceMode can not be specified at the same time', []
+    subnet = compute.subnets.get(_last(subnet_name))
+    if subnet is None:
+        return 'SubnetNotFound', 'subnet: %s not found in VPC: %s' % (subnet_name, vpc), []
+    if _last(vpc) not in compute.networks:
+        return 'VPCNotFound', 'VPC: %s not found' % vpc, []
+    secondary = {item.get('rangeName'): item.get('ipCidrRange') for item in subnet.get('secondaryIpRanges') or []}
+    for name in ranges:
+        if name not in secondary:
+            return 'SecondaryRangeNotFound', 'secondary range: %s not found in subnet: %s' % (name, subnet_name), []
+    if device_mode:
+        if _last(vpc) == cluster_vpc:
+            return 'DeviceModeCantUseDefaultVPC', "GNP with deviceMode can't reference the default VPC", []
+        created = gnp['metadata'].get('creationTimestamp') or ''
+        for other in params:
+            if other['metadata']['name'] != gnp['metadata']['name'] and (other.get('spec') or {}).get('vpcSubnet') == subnet_name \
+                    and created > (other['metadata'].get('creationTimestamp') or ''):
+                return ('DeviceModeSubnetAlreadyInUse', "GNP with deviceMode can't reference a subnet already in use. Subnet '%s' "
+                        "is already in use by '%s'" % ((other.get('spec') or {}).get('vpc'), other['metadata']['name']), [])
+        return None, '', [subnet.get('ipCidrRange')]
+    return None, '', [secondary[name] for name in ranges]
+
+
+def _cross_validation(network, gnp):
+    """cloud-provider-gcp crossValidateNetworkAndGnp -> (reason or None, message)."""
+    spec, kind = gnp.get('spec') or {}, (network.get('spec') or {}).get('type')
+    ranges = ((spec.get('podIPv4Ranges') or {}).get('rangeNames')) or []
+    if kind == 'L3':
+        if spec.get('vpc') and spec.get('vpcSubnet') and not ranges:
+            return ('L3SecondaryMissing', 'L3 type network referring to params with (VPC + VPCSUbnet) pair requires secondary '
+                    'range to be specified in params')
+    elif spec.get('networkAttachment'):
+        return 'NetworkAttachmentUnsupported', 'NetworkAttachment is only allowed for L3 type networks.'
+    if kind == 'Device' and not spec.get('deviceMode'):
+        return 'DeviceModeMissing', 'Device type network requires device mode to be specified in params'
+    return None, ''
 
 
 # nodes -----------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ class KubeError(Exception):
         if reason:
             self.status['reason'] = reason
         details = {key: value for key, value in (details or {}).items() if value not in (None, '', [])}
-        if details or reason == 'NotFound' and details is not None:
+        if details or reason in ('NotFound', 'MethodNotAllowed') and details is not None:
             self.status['details'] = details
         self.status['code'] = code
         self.headers = headers or {}
@@ -78,6 +78,8 @@ def unauthorized():
 
 
 def method_not_allowed():
+    """go-restful's 405 for a path served without this verb, as the apiserver's ServiceErrorHandler words it
+    (apimachinery errors.NewGenericServerResponse: ``details`` is a non-nil, empty StatusDetails, so ``{}``)."""
     return KubeError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {})
 
 

@@ -51,6 +51,7 @@ binary, empty command) ends with an InternalError Status on channel 3, as a CRI 
 Use (``controllers.py`` owns the Pod lifecycle)::
 
     runtime = PodRuntime()                       # or PodRuntime(enabled=False): no containers at all
+    runtime = SyntheticRuntime(exec_argv)        # no podman: containers "run" at once, exec runs exec_argv(...)
     runtime.start_pod(cluster_key, pod)          # blocking; -> {container: state} (see ContainerState)
     runtime.states(pod)                          # current states of its main containers
     runtime.remove_pod(pod); runtime.remove_cluster(cluster_key)
@@ -279,6 +280,49 @@ class PodRuntime:
         if tty:
             args.append('-t')
         return args + [self.container_name(pod, container)] + list(command)
+
+
+class SyntheticRuntime(PodRuntime):
+    """A runtime without podman, for simulations whose Pods need no process of their own (openshift.py).
+
+    SIMULATION (the container runtime, synthetic).  Real: the kubelet's CRI runs each container.  Here
+    every container of a Pod reports ``running`` the moment the kubelet starts it (no image, no process);
+    ``pods/exec`` runs ``exec_argv(pod, container, command)`` -- an argv list -- as a process on THIS host,
+    with the exec session's stdin/stdout/stderr, tty and exit code wired as for podman (so the Status on
+    channel 3 carries its exit code); ``pods/log`` answers an empty log.  ``exec_argv`` decides what each
+    command prints; it must not touch the host beyond its own temporary files.  Use::
+
+        runtime = SyntheticRuntime(lambda pod, container, command: [sys.executable, 'tool.py', *command])
+        controllers = ClusterControllers(cluster, runtime); install_handlers(cluster, runtime)
+    """
+
+    def __init__(self, exec_argv):
+        super().__init__(enabled=True, podman='podman-not-used')
+        self.exec_argv = exec_argv
+
+    def ensure_image(self):
+        return None
+
+    def start_pod(self, cluster_key, pod):
+        return self.states(pod)
+
+    def state(self, pod, container):
+        return ContainerState('running', started_at=_now())
+
+    def states(self, pod):
+        return {c['name']: ContainerState('running', started_at=_now()) for c in pod['spec']['containers']}
+
+    def remove_pod(self, pod):
+        return None
+
+    def remove_cluster(self, cluster_key):
+        return None
+
+    def logs_command(self, pod, container, follow=False, tail=None, timestamps=False, since_seconds=None, since_time=None):
+        return ['true']
+
+    def exec_command(self, pod, container, command, stdin, tty):
+        return list(self.exec_argv(pod, container, list(command)))
 
 
 def _now():

@@ -12,6 +12,9 @@ SIMULATION (the control plane's address).  Real GKE clusters have a public or pr
 on port 443; the stand-in's is a loopback port, which ``gcloud container clusters get-credentials``
 copies as it is.
 
+Each sync also hands the controllers the cluster's view of Compute Engine (``compute_view``: the project's
+VPCs, the subnets of the cluster's region), which GKE's simulated network controllers validate against.
+
 ``nodePools.setSize`` (``gcloud container clusters resize``), which clusters that come alive need,
 is served by container.py for every sandbox.
 
@@ -27,8 +30,19 @@ import base64
 import threading
 
 from .cluster import KubeHub
-from .controllers import ClusterControllers
+from .controllers import ClusterControllers, ComputeView
 from .exec import PodRuntime, install_handlers
+
+
+def compute_view(store, cluster_key):
+    """The Compute sandbox's VPCs of the cluster's project and subnets of its region, as GKE's network
+    controllers look them up (controllers.ClusterControllers.gke_networks)."""
+    _projects, project, _locations, location = cluster_key.split('/')[:4]
+    region = location if location.count('-') == 1 else location.rsplit('-', 1)[0]
+    networks = [network['name'] for _key, network in store.items('compute.networks', 'projects/%s/global/networks/' % project)]
+    subnets = {subnet['name']: {'ipCidrRange': subnet.get('ipCidrRange'), 'secondaryIpRanges': subnet.get('secondaryIpRanges') or []}
+               for _key, subnet in store.items('compute.subnetworks', 'projects/%s/regions/%s/subnetworks/' % (project, region))}
+    return ComputeView(networks, subnets)
 
 
 class GkeClusters:
@@ -67,12 +81,14 @@ class GkeClusters:
                 cluster['masterAuth'] = dict(cluster.get('masterAuth') or {},
                                              clusterCaCertificate=base64.b64encode(kube.ca_pem.encode()).decode())
                 pools = [pool for _key, pool in store.items('container.nodePools', key + '/nodePools/')]
+                controllers.set_compute(compute_view(store, key))
                 if pools != seen:
                     controllers.set_gke(cluster, pools, key.split('/')[1])
                     self._live[key] = (kube, controllers, [dict(pool) for pool in pools])
 
     def _start(self, key, cluster):
         kube = self.hub.start_cluster(key, version=cluster.get('currentMasterVersion') or cluster.get('initialClusterVersion'))
+        kube.admission_plugins.add('ExtendedResourceToleration')   # GKE enables it (ops.extended_resource_toleration)
         install_handlers(kube, self.runtime)
         controllers = ClusterControllers(kube, self.runtime, ready_delay=self.ready_delay).start()
         self._live[key] = (kube, controllers, None)

@@ -158,6 +158,14 @@ def make_entry(manager, operation, api_version, paths, time, subresource=None):
     return entry
 
 
+def encoded(entries):
+    """The entries in the order the apiserver writes them (apiserver pkg/endpoints/handlers/fieldmanager/
+    internal/managedfields.go sortEncodedManagedFields): operation (Apply before Update), time (seconds),
+    manager, apiVersion, subresource.  Without it a no-op apply that reorders entries would count as a change."""
+    return sorted(entries, key=lambda entry: (entry.get('operation') or '', entry.get('time') or '', entry.get('manager') or '',
+                                              entry.get('apiVersion') or '', entry.get('subresource') or ''))
+
+
 def _same_entry(entry, manager, operation, subresource):
     return (entry.get('manager'), entry.get('operation'), entry.get('subresource') or None) == (manager, operation, subresource)
 
@@ -186,7 +194,7 @@ def track_update(fieldsets, old, new, manager, api_version, time, subresource=No
         result.append(mine)
     elif my_paths:
         result.append(make_entry(manager, 'Update', api_version, my_paths, time, subresource))
-    return result
+    return encoded(result)
 
 
 def apply(fieldsets, live, applied, manager, api_version, force, time, merge):
@@ -233,7 +241,7 @@ def apply(fieldsets, live, applied, manager, api_version, force, time, merge):
         new_entries.append(mine)
     elif applied_paths:
         new_entries.append(make_entry(manager, 'Apply', api_version, applied_paths, time))
-    merged.setdefault('metadata', {})['managedFields'] = new_entries
+    merged.setdefault('metadata', {})['managedFields'] = encoded(new_entries)
     return merged
 
 

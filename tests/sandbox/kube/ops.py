@@ -85,6 +85,37 @@ def generate_job_selector(job):
     spec['selector'] = {'matchLabels': {'batch.kubernetes.io/controller-uid': uid}}
 
 
+def is_extended_resource(name):
+    """k8s.io/kubernetes pkg/apis/core/helper IsExtendedResourceName: a qualified name with a domain outside
+    kubernetes.io (IsNativeResource), not a quota ``requests.`` name."""
+    domain = name.split('/', 1)[0] if '/' in name else ''
+    native = not domain or domain == 'kubernetes.io' or domain.endswith('.kubernetes.io')
+    return not native and not name.startswith('requests.')
+
+
+def extended_resource_toleration(pod):
+    """The ExtendedResourceToleration admission plugin (plugin/pkg/admission/extendedresourcetoleration): every
+    extended resource a container or init container requests (a limit without a request defaults to one) gets a
+    toleration ``{key: R, operator: Exists, effect: NoSchedule}``, in sorted order, unless the Pod already has that
+    exact toleration (core/helper AddOrUpdateTolerationInPod).  GKE enables it: "GKE automatically applies the
+    corresponding tolerations to Pods requesting GPUs by running the ExtendedResourceToleration admission controller"
+    (cloud.google.com/kubernetes-engine/docs/how-to/gpus, "Restrict workloads ... GPU nodes").  The stand-in applies
+    it on create only (the real plugin also on Pod updates) and, as the real field manager runs before admission,
+    the tolerations it adds belong to no managedFields entry."""
+    spec = pod.get('spec') or {}
+    names = set()
+    for container in (spec.get('containers') or []) + (spec.get('initContainers') or []):
+        resources = container.get('resources') or {}
+        names |= {name for name in list(resources.get('requests') or {}) + list(resources.get('limits') or {}) if is_extended_resource(name)}
+    tolerations = list(spec.get('tolerations') or [])
+    for name in sorted(names):
+        wanted = {'key': name, 'operator': 'Exists', 'effect': 'NoSchedule'}
+        if wanted not in tolerations:
+            tolerations.append(wanted)
+    if tolerations:
+        spec['tolerations'] = tolerations
+
+
 def default_manager(user_agent):
     """The manager the apiserver names an update by when no fieldManager is given: the user agent's first word."""
     return (user_agent or 'unknown').split('/')[0] or 'unknown'
@@ -215,6 +246,8 @@ class Operations:
                                                  metadata['creationTimestamp'])
         if not metadata['managedFields']:
             del metadata['managedFields']
+        if 'ExtendedResourceToleration' in self.cluster.admission_plugins and (resource.group, resource.kind) == ('', 'Pod'):
+            extended_resource_toleration(obj)
         with self.store.lock:
             if self.store.lookup(resource, namespace, metadata['name']) is not None:
                 raise errors.already_exists(resource, metadata['name'])
@@ -297,6 +330,11 @@ class Operations:
             return new
         stored = self.store.commit_update(resource, new)
         self.cluster.crds.updated(resource, stored)
+        if stored['metadata'].get('deletionTimestamp') and not stored['metadata'].get('finalizers'):
+            # registry/generic/registry/store.go Update (ShouldDeleteDuringUpdate): an update that removes the
+            # last finalizer of an object being deleted deletes it; the answer is the object as updated.
+            meta = stored['metadata']
+            self.store.delete_object(resource, meta.get('namespace', ''), meta['name'])
         return stored
 
     # ----- patch -----

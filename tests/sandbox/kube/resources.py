@@ -101,7 +101,7 @@ class Resource:  # pylint: disable=too-many-instance-attributes
     """One served resource of one group/version: what discovery, routing and the store need to know."""
 
     def __init__(self, group, version, plural, kind, namespaced, short_names=(), subresources=(), categories=(),
-                 singular=None, crd=None, list_kind=None):
+                 singular=None, crd=None, list_kind=None, verbs=None):
         self.group, self.version, self.plural, self.kind = group, version, plural, kind
         self.namespaced = namespaced
         self.short_names = tuple(short_names)
@@ -110,7 +110,7 @@ class Resource:  # pylint: disable=too-many-instance-attributes
         self.singular = singular or kind.lower()
         self.crd = crd            # the CRD's name for custom resources, else None
         self.list_kind = list_kind or kind + 'List'
-        self.verbs = VERBS_EXCEPTIONS.get((group, plural), STANDARD_VERBS)
+        self.verbs = tuple(verbs) if verbs else VERBS_EXCEPTIONS.get((group, plural), STANDARD_VERBS)
 
     @property
     def api_version(self):
@@ -128,6 +128,11 @@ class Resource:  # pylint: disable=too-many-instance-attributes
     @property
     def group_resource(self):
         return self.ref
+
+    @property
+    def readonly(self):
+        """Served for reading only (``KubeCluster.add_readonly``): every write verb answers 405."""
+        return not {'create', 'update', 'patch', 'delete'} & set(self.verbs)
 
     def has_status(self):
         return 'status' in self.subresources

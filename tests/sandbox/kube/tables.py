@@ -148,18 +148,54 @@ PRINTERS = {
 }
 
 
+_STEP = re.compile(r'\.(?P<field>[^.\[\]]+)|\[(?P<index>-?\d+)\]|\[(?P<star>\*)\]|\[\?\((?P<filter>[^]]*)\)\]')
+_FILTER = re.compile(r'''^\s*@(?P<path>(?:\.[^.\s=!<>]+)+)\s*(?:(?P<op>==|!=)\s*(?P<value>"[^"]*"|'[^']*'|[-\w.]+))?\s*$''')
+
+
+def _jsonpath_results(obj, path):
+    """The results of a printer column's JSONPath, as client-go util/jsonpath finds them for
+    apiextensions' table convertor: fields (``.a.b``), indexes (``[0]``, ``[-1]``), ``[*]`` and filters
+    ``[?(@.type=="Updated")]`` / ``!=`` / ``[?(@.field)]`` (existence).  -> list of values, in document order."""
+    current = [obj]
+    position = 0
+    for match in _STEP.finditer(path.strip()):
+        if match.start() != position:
+            return []   # a syntax the stand-in does not read: no value (the real CRD validation would refuse it)
+        position = match.end()
+        following = []
+        for value in current:
+            if match.group('field') is not None:
+                if isinstance(value, dict) and match.group('field') in value:
+                    following.append(value[match.group('field')])
+            elif match.group('index') is not None:
+                index = int(match.group('index'))
+                if isinstance(value, list) and -len(value) <= index < len(value):
+                    following.append(value[index])
+            elif match.group('star'):
+                following.extend(value if isinstance(value, list) else value.values() if isinstance(value, dict) else [])
+            else:
+                following.extend(item for item in (value if isinstance(value, list) else []) if _filter_matches(item, match.group('filter')))
+        current = following
+    return current if position == len(path.strip()) else []
+
+
+def _filter_matches(item, expression):
+    parsed = _FILTER.match(expression)
+    if parsed is None:
+        return False
+    found = _jsonpath_results(item, parsed.group('path'))
+    if parsed.group('op') is None:
+        return bool(found)
+    wanted = parsed.group('value')
+    wanted = wanted[1:-1] if wanted[:1] in '"\'' else wanted
+    equal = bool(found) and str(found[0]) == wanted
+    return equal if parsed.group('op') == '==' else not equal
+
+
 def _jsonpath(obj, path):
-    """The simple JSONPath of additionalPrinterColumns ('.spec.type', '.status.conditions[0].status')."""
-    current = obj
-    for part in re.findall(r'[^.\[\]]+|\[\d+\]', path):
-        if part.startswith('['):
-            index = int(part[1:-1])
-            current = current[index] if isinstance(current, list) and len(current) > index else None
-        else:
-            current = current.get(part) if isinstance(current, dict) else None
-        if current is None:
-            return None
-    return current
+    """A printer column's cell value: the first result (apiextensions tableconvertor.go takes results[0][0])."""
+    results = _jsonpath_results(obj, path)
+    return results[0] if results else None
 
 
 def table(cluster, resource, items, metadata, include_object):

@@ -1,6 +1,9 @@
 #!/bin/sh
 # Stand-in for the NCCL test wrappers (run_nccl_tests.sh, demo-run-nccl-test-tcpxo-via-mpi.sh):
 # prints a labelled nccl-tests-shaped report. The numbers are made up; no collective runs.
+# The footer is nccl-tests' own (src/common.cu: "# Out of bounds values : %d %s", "# Avg bus bandwidth
+# : %g %s" with an empty check word when NCCL_TESTS_MIN_BW is unset, then "#"), so parsers read it as a
+# complete run; the synthetic label stays on its own "#" comment lines, above the table and the footer.
 . /standin/label
 echo "# $STANDIN_LABEL $(basename "$0") $*"
 echo "# nccl-tests stand-in: no GPU, no NCCL; the table below is synthetic"
@@ -8,5 +11,7 @@ echo "#"
 echo "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
 echo "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)"
 echo "        1024            16     float    none      -1    100.0    0.01    0.01      0    100.0    0.01    0.01      0"
+echo "# $STANDIN_LABEL the bandwidth below is synthetic"
 echo "# Out of bounds values : 0 OK"
-echo "# Avg bus bandwidth    : 0.01 (synthetic)"
+echo "# Avg bus bandwidth    : 0.01 "
+echo "#"

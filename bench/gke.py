@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = pathlib.Path(os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')))
@@ -62,9 +63,10 @@ def sdk_bin():
     return pathlib.Path(os.path.realpath(gcloud)).parent
 
 
-def collections_dir():
+def collections_dir(profile=False):
     """A temporary ANSIBLE_COLLECTIONS_PATH: aiinfra/gpudirect is this checkout, kubernetes/core the one
-    `bash scripts/test` installs beside the build."""
+    `bash scripts/test` installs beside the build; with ``profile``, ansible.posix (for its profile_tasks
+    callback) from the `ansible` wheel scripts/test keeps in $GPUDIRECT_BUILD/deps/wheel."""
     kubernetes_core = BUILD / 'ansible_collections' / 'kubernetes' / 'core'
     if not (kubernetes_core / 'MANIFEST.json').is_file():
         raise SystemExit('%s is missing: run `bash scripts/test build` (or set GPUDIRECT_BUILD)' % kubernetes_core)
@@ -72,6 +74,12 @@ def collections_dir():
     for namespace, name, target in (('aiinfra', 'gpudirect', ROOT), ('kubernetes', 'core', kubernetes_core)):
         (path / 'ansible_collections' / namespace).mkdir(parents=True, exist_ok=True)
         (path / 'ansible_collections' / namespace / name).symlink_to(target)
+    if profile:
+        wheels = sorted((BUILD / 'deps' / 'wheel').glob('ansible-*.whl'))
+        if not wheels:
+            raise SystemExit('--profile takes ansible.posix from the ansible wheel in %s: run `bash scripts/test` once' % (BUILD / 'deps'))
+        with zipfile.ZipFile(wheels[-1]) as wheel:
+            wheel.extractall(path, [name for name in wheel.namelist() if name.startswith('ansible_collections/ansible/posix/')])
     return path
 
 
@@ -85,11 +93,21 @@ def tool_env(sandbox, project, config):
     return env
 
 
-def must(command, env, stdin=None):
-    result = subprocess.run(command, env=env, input=stdin, capture_output=True, text=True, check=False)
+def progress(text):
+    print('%s %s' % (time.strftime('%H:%M:%S'), text), file=sys.stderr, flush=True)
+
+
+def must(command, env, log, stdin=None):
+    """Run ``command``, its output appended to ``log`` as it comes (a failure ends the benchmark with its tail);
+    returns its stdout."""
+    with open(log, 'a', encoding='utf-8') as handle:
+        handle.write('$ %s\n' % ' '.join(command))
+        handle.flush()
+        result = subprocess.run(command, env=env, input=stdin, stdout=subprocess.PIPE, stderr=handle, text=True, check=False)
+        handle.write(result.stdout)
     if result.returncode != 0:
-        raise SystemExit('%s failed (exit %d):\n%s%s' % (' '.join(command[:5]), result.returncode, result.stdout[-2000:],
-                                                          result.stderr[-3000:]))
+        tail = pathlib.Path(log).read_text(encoding='utf-8')[-4000:]
+        raise SystemExit('%s failed (exit %d); the end of %s:\n%s' % (' '.join(command[:5]), result.returncode, log, tail))
     return result.stdout
 
 
@@ -98,21 +116,30 @@ class Ours:
 
     name = 'ours (playbooks/gke_a3mega.yml)'
 
-    def __init__(self, sandbox, config, collections_path, extra_args=()):
+    def __init__(self, sandbox, config, collections_path, profile=False):
         self.env = {key: value for key, value in tool_env(sandbox, OURS, config).items() if not key.startswith('ANSIBLE_')}
         self.env.update(GCP_PROJECT=OURS, GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN='bench-token',
                         ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False')
+        if profile:   # per-task times at the end of the output, the 40 slowest
+            self.env.update(ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', PROFILE_TASKS_TASK_OUTPUT_LIMIT='40')
         extra = {'gpudirect_project': OURS, 'gpudirect_location': ZONE, 'gpudirect_cluster': CLUSTER, 'gpudirect_node_pool': POOL,
                  'gpudirect_network_prefix': OURS, 'gpudirect_node_count': GPU_NODES,
                  'gpudirect_kubeconfig_path': str(config / 'ours-kubeconfig'), 'gke_gpudirect_nccl_test': False,
                  'gke_gpudirect_wait_delay': 1}
         self.command = [str(pathlib.Path(sys.executable).parent / 'ansible-playbook'), '-i',
                         str(ROOT / 'inventories' / 'sandbox' / 'hosts.yml'), str(ROOT / 'playbooks' / 'gke_a3mega.yml'),
-                        '-e', json.dumps(extra), *extra_args]
-        self.output = ''
+                        '-e', json.dumps(extra)]
+        self.log = config / 'playbook.log'
 
     def __call__(self):
-        self.output = must(self.command, self.env)
+        progress('ours: ansible-playbook (output in %s)' % self.log)
+        with open(self.log, 'a', encoding='utf-8') as log:
+            log.write('$ %s\n' % ' '.join(self.command))
+            log.flush()
+            returncode = subprocess.run(self.command, env=self.env, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
+        if returncode != 0:
+            tail = self.log.read_text(encoding='utf-8')[-4000:]
+            raise SystemExit('our playbook failed (exit %d); the end of %s:\n%s' % (returncode, self.log, tail))
 
 
 class Manual:
@@ -122,14 +149,13 @@ class Manual:
 
     def __init__(self, sandbox, config, poll, version):
         self.env, self.poll, self.version = tool_env(sandbox, MANUAL, config), poll, version
-        self.kubectl_runs = 0
+        self.log = config / 'commands.log'
 
     def gcloud(self, *args):
-        return must(['gcloud', *args], self.env)
+        return must(['gcloud', *args], self.env, self.log)
 
     def kubectl(self, *args, stdin=None):
-        self.kubectl_runs += 1
-        return must([str(sdk_bin() / 'kubectl.1.33'), *args], self.env, stdin=stdin)
+        return must([str(sdk_bin() / 'kubectl.1.33'), *args], self.env, self.log, stdin=stdin)
 
     def wait_running(self, label):
         """`kubectl get pods -n=kube-system -l=name=LABEL` until every GPU node's Pod is 1/1 Running."""
@@ -141,6 +167,7 @@ class Manual:
 
     def __call__(self):
         project = MANUAL   # the manual names the networks PROJECT_ID-net-N
+        progress('manual: gcloud and kubectl (commands and output in %s)' % self.log)
         for n in range(1, DATA_NETWORKS + 1):
             self.gcloud('compute', 'networks', 'create', '%s-net-%d' % (project, n), '--subnet-mode=custom', '--mtu=8244')
             self.gcloud('compute', 'networks', 'subnets', 'create', '%s-sub-%d' % (project, n), '--network=%s-net-%d' % (project, n),
@@ -266,21 +293,24 @@ def main():
     parser.add_argument('--latency', type=float, default=5.0, help='seconds every operation takes (default 5)')
     parser.add_argument('--pod-ready-delay', type=float, default=2.0, help='seconds from a Pod\'s binding to Running (default 2)')
     parser.add_argument('--poll', type=float, default=1.0, help='seconds between the manual\'s `kubectl get pods` (default 1)')
+    parser.add_argument('--logs', help='keep the playbook output and the manual\'s command log in this directory')
     parser.add_argument('--profile', action='store_true',
                         help='print the per-task times of our first run (ansible.posix.profile_tasks, from the ansible wheel)')
     args = parser.parse_args()
     from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
 
-    collections_path = collections_dir()
-    work = pathlib.Path(tempfile.mkdtemp(prefix='bench-gke-'))
+    collections_path = collections_dir(args.profile)
+    work = pathlib.Path(args.logs or tempfile.mkdtemp(prefix='bench-gke-'))
     rows, notes = [], []
     sandbox = Sandbox(latency=args.latency).start()
     sandbox.kube = GkeClusters(ready_delay=args.pod_ready_delay, runtime=PodRuntime(enabled=False))
     try:
-        (work / 'ours').mkdir()
-        ours = Ours(sandbox, work / 'ours', collections_path)
+        (work / 'ours').mkdir(parents=True)
+        ours = Ours(sandbox, work / 'ours', collections_path, args.profile)
         rows.append(measure(ours, sandbox, OURS))
+        if args.profile:
+            notes.append('our first run, per task (profile_tasks):\n' + ours.log.read_text(encoding='utf-8').split('PLAY RECAP')[-1])
         version = sandbox.resources('container.clusters', project=OURS)[0]['currentMasterVersion']
         rerun = measure(ours, sandbox, OURS)
         rerun['name'] = 'rerun of ours'
@@ -294,7 +324,8 @@ def main():
     finally:
         sandbox.stop()   # and its clusters
         shutil.rmtree(collections_path, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.logs:
+            shutil.rmtree(work, ignore_errors=True)
     print_report(args, rows, rerun, notes)
 
 

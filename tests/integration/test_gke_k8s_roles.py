@@ -238,7 +238,7 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_plugin_image=image))
         ok(run)
         assert counts['changed'] == 1, run.stdout[-4000:]
-        assert re.search(r'changed: \[localhost\] => \(item=DaemonSet/nccl-tcpxo-installer\)', run.stdout)
+        assert '"msg": "applied: DaemonSet/nccl-tcpxo-installer"' in run.stdout, run.stdout[-4000:]
         installer = store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
         assert installer['spec']['template']['spec']['initContainers'][1]['image'] == image
 

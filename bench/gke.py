@@ -116,7 +116,7 @@ class Ours:
 
     name = 'ours (playbooks/gke_a3mega.yml)'
 
-    def __init__(self, sandbox, config, collections_path, profile=False):
+    def __init__(self, sandbox, config, collections_path, poll, profile=False):
         self.env = {key: value for key, value in tool_env(sandbox, OURS, config).items() if not key.startswith('ANSIBLE_')}
         self.env.update(GCP_PROJECT=OURS, GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN='bench-token',
                         ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False')
@@ -125,7 +125,8 @@ class Ours:
         extra = {'gpudirect_project': OURS, 'gpudirect_location': ZONE, 'gpudirect_cluster': CLUSTER, 'gpudirect_node_pool': POOL,
                  'gpudirect_network_prefix': OURS, 'gpudirect_node_count': GPU_NODES,
                  'gpudirect_kubeconfig_path': str(config / 'ours-kubeconfig'), 'gke_gpudirect_nccl_test': False,
-                 'gke_gpudirect_wait_delay': 1}
+                 # The role's waits poll as often as the manual's reader (its default, 5 s, suits real clusters).
+                 'gke_gpudirect_wait_delay': max(1, round(poll))}
         self.command = [str(pathlib.Path(sys.executable).parent / 'ansible-playbook'), '-i',
                         str(ROOT / 'inventories' / 'sandbox' / 'hosts.yml'), str(ROOT / 'playbooks' / 'gke_a3mega.yml'),
                         '-e', json.dumps(extra)]
@@ -307,7 +308,7 @@ def main():
     sandbox.kube = GkeClusters(ready_delay=args.pod_ready_delay, runtime=PodRuntime(enabled=False))
     try:
         (work / 'ours').mkdir(parents=True)
-        ours = Ours(sandbox, work / 'ours', collections_path, args.profile)
+        ours = Ours(sandbox, work / 'ours', collections_path, args.poll, args.profile)
         rows.append(measure(ours, sandbox, OURS))
         if args.profile:
             notes.append('our first run, per task (profile_tasks):\n' + ours.log.read_text(encoding='utf-8').split('PLAY RECAP')[-1])

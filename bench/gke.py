@@ -53,7 +53,6 @@ INSTALLER = MANIFESTS / 'gpudirect-tcpxo' / 'nccl-tcpxo-installer.yaml'
 NRI_INJECTOR = MANIFESTS / 'nri_device_injector' / 'nri-device-injector.yaml'
 NETWORK_OBJECTS = MANIFESTS / 'seeds' / '003-tcpxo-networks.yaml'   # the manual's heredoc, PROJECT_ID as written
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
-UNFINISHED = None   # set to a sentence while the Kubernetes part cannot be measured
 
 
 def sdk_bin():

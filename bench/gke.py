@@ -274,7 +274,7 @@ def print_report(args, rows, rerun, notes):
             row['kube'], row['kube_mutating']))
     print('\nRequests per resource (all / mutating):\n')
     print('| resource | %s |' % ' | '.join(row['name'].split(' (')[0] for row in rows + [rerun]))
-    print('|---|%s' % '---|' * (len(rows) + 1))
+    print('|---|' + '---|' * (len(rows) + 1))
     resources = sorted({resource for row in rows + [rerun] for resource, _mutating in row['by_resource']})
     for resource in resources:
         print('| %s | %s |' % (resource, ' | '.join('%d / %d' % (

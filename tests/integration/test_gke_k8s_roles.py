@@ -6,13 +6,12 @@ image, whose NCCL scripts print a clearly-synthetic nccl-tests table).
 Sequence (style-kubernetes.md item 8): check mode (changed, nothing created), apply (changed, DaemonSets
 ready on exactly the GPU nodes, the seed's NCCL test run through k8s_exec and judged), re-apply (not
 changed), fields verified, one input changed (only that object changes), cleanup (state absent).
-Failure paths: no GPU node matches (clear message, nothing applied), a stale Ready condition (the wait
+Failure paths: no GPU node matches (clear message, nothing applied), params whose VPCs do not exist (the wait
 names the generations), a field-manager conflict, the catalog thresholds failing the synthetic numbers.
 
-SIMULATION in this test (GKE_NOTES.md "Needs from the stand-in"): the stand-in has no controller that
-sets Ready on user Network / GKENetworkParamSet objects; GKE's network controller does (gke-networking-api,
-conditions with observedGeneration). ``NetworkController`` below plays that part: it sets Ready=True with
-the object's generation (or, to test the stale path, the generation before it).
+GKE's network controllers are the stand-in's (controllers.py ``gke_networks``): Ready for params whose VPC and
+subnet exist in the Compute sandbox, without observedGeneration, as real GKE writes it; ``pause('gke-networks')``
+leaves a Ready from an older spec in place.
 """
 
 import json
@@ -21,7 +20,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -68,36 +66,11 @@ def ok(result):
     return result
 
 
-class NetworkController(threading.Thread):
-    """SIMULATION of GKE's network controller (see the module docstring): Ready on every Network and
-    GKENetworkParamSet, at the object's generation, or one generation behind while ``stale`` is set."""
-
-    def __init__(self, kube):
-        super().__init__(daemon=True)
-        self.kube, self.stale, self.stopped = kube, False, threading.Event()
-
-    def run(self):
-        while not self.stopped.wait(0.2):
-            for ref in ('networks.networking.gke.io', 'gkenetworkparamsets.networking.gke.io'):
-                try:
-                    objects = self.kube.store.list(ref)
-                except Exception:  # pylint: disable=broad-except  # the CRD may not be there yet
-                    continue
-                for obj in objects:
-                    if obj['metadata']['name'] == 'default':
-                        continue   # GKE's own L3 Network, made Ready by the stand-in
-                    generation = obj['metadata'].get('generation', 1)
-                    observed = generation - 1 if self.stale and generation > 1 else generation
-                    if self.stale and generation == 1:
-                        continue
-                    want = [{'type': 'Ready', 'status': 'True', 'reason': 'GNPReady', 'message': '', 'observedGeneration': observed,
-                             'lastTransitionTime': '2026-11-30T00:00:00Z'}]
-                    if (obj.get('status') or {}).get('conditions') != want:
-                        obj['status'] = {'conditions': want}
-                        try:
-                            self.kube.store.update_status(obj)
-                        except Exception:  # pylint: disable=broad-except  # a write in between: next pass
-                            pass
+def task_output(run, name, role='gke_gpudirect'):
+    """The lines ansible-playbook printed for the task ``name`` (from its TASK header to the next header)."""
+    start = run.stdout.index('TASK [aiinfra.gpudirect.%s : %s]' % (role, name))
+    end = run.stdout.find('\nTASK [', start + 1)
+    return run.stdout[start:end if end > 0 else None]
 
 
 class Live:
@@ -124,23 +97,46 @@ class Live:
         self.kube(cluster).write_kubeconfig(path, context=cluster, token='sandbox-token')
         return path
 
-    def play(self, cluster, role, variables, check=False, tasks_from=None):
+    def play(self, cluster, role, variables, check=False):
         """Run one role in a play against ``cluster``; returns (CompletedProcess, recap counts)."""
+        plays = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+                  'vars': {'ansible_python_interpreter': sys.executable},
+                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
+                  'tasks': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role}}]}]
+        return self._run(plays, ['-e', json.dumps(variables)] + (['--check'] if check else []))
+
+    def cases(self, cluster, role, cases):
+        """Run the role once per variables in ``cases``, each in its own play of ONE ansible-playbook run (a run costs
+        seconds), a failure rescued so the next case runs (its section then says ``case N failed``); returns each
+        case's output (its PLAY section)."""
+        plays = [{'name': 'case %d' % number, 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+                  'vars': {'ansible_python_interpreter': sys.executable},
+                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
+                  'tasks': [{'block': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role},
+                                        'vars': variables}],
+                             'rescue': [{'name': 'Case %d failed' % number, 'ansible.builtin.debug': {'msg': 'case %d failed' % number}}]}]}
+                 for number, variables in enumerate(cases)]
+        run, _counts = self._run(plays, [])
+        ok(run)
+        sections = run.stdout.split('\nPLAY [case ')[1:]
+        assert len(sections) == len(cases), run.stdout[-3000:]
+        return sections
+
+    def _run(self, plays, arguments):
         playbook = os.path.join(self.tmp, 'play.yml')
-        include = {'name': 'aiinfra.gpudirect.' + role}
-        if tasks_from:
-            include['tasks_from'] = tasks_from
         with open(playbook, 'w', encoding='utf-8') as handle:
-            json.dump([{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                        'vars': {'ansible_python_interpreter': sys.executable},
-                        'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
-                        'tasks': [{'name': 'The role', 'ansible.builtin.include_role': include}]}], handle)
+            json.dump(plays, handle)
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
                    ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-        command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), playbook, '-e', json.dumps(variables)]
-        if check:
-            command.append('--check')
+        command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), playbook, *arguments]
+        started, cpu = time.monotonic(), os.times()
         run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
+        if os.environ.get('GPUDIRECT_PLAY_TIMES'):   # where the time goes: wall and CPU seconds per ansible-playbook run
+            spent = os.times()
+            with open(os.environ['GPUDIRECT_PLAY_TIMES'], 'a', encoding='utf-8') as log:
+                log.write('%6.1fs wall %6.1fs cpu rc=%d plays=%d %s\n' % (
+                    time.monotonic() - started, spent.children_user + spent.children_system - cpu.children_user - cpu.children_system,
+                    run.returncode, len(plays), ' '.join(arguments)[:140]))
         recap = re.search(r'localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)', run.stdout)
         counts = {'ok': int(recap.group(1)), 'changed': int(recap.group(2)), 'failed': int(recap.group(3))} if recap else {}
         return run, counts
@@ -150,8 +146,7 @@ class Live:
 def live(tmp_path_factory):
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
     sandbox = Sandbox(latency=0.0, project=PROJECT).start()
-    sandbox.kube = GkeClusters(ready_delay=0.2)
-    controller = None
+    sandbox.kube = GkeClusters(ready_delay=0)
     try:
         config = tmp_path_factory.mktemp('gcloud-config')
         gcloud = GcloudRunner(sandbox, str(config))
@@ -170,13 +165,9 @@ def live(tmp_path_factory):
                   '--num-nodes=2', *networks, '--enable-gvnic', '--no-enable-autoupgrade'))
         state = Live(sandbox, gcloud, str(tmp_path_factory.mktemp('plays')))
         state.wait_for(lambda: state.kube() and len(state.kube().store.list('nodes')) == 3, 'the three nodes')
-        controller = NetworkController(state.kube())
-        controller.start()
-        state.controller = controller
+        state.controllers = sandbox.kube.controllers('projects/%s/locations/%s/clusters/gpud' % (PROJECT, ZONE))
         yield state
     finally:
-        if controller:
-            controller.stopped.set()
         sandbox.stop()
 
 
@@ -188,6 +179,7 @@ def _tcpxo(**extra):
 def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
     """One cluster state through the whole sequence (each play costs seconds: fewer plays, one test)."""
     store = live.kube().store
+    cleaned = False
     try:
         # 1. Check mode: changed, nothing stored.
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(), check=True)
@@ -196,32 +188,30 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         assert store.get('networks.networking.gke.io', 'vpc1') is None
         assert store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
 
-        # 2. Apply, then the seed's NCCL test judged with the catalog's A3 Mega threshold: the synthetic table fails it.
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
-        assert run.returncode != 0 and counts['failed'] == 1 and counts['changed'] > 0, run.stdout[-4000:]
+        # 2. Apply, then the seed's NCCL test judged with a threshold the synthetic table meets: the verdict passes (the
+        #    stand-in prints nccl-tests' own footer, so the run is complete) and the play does not fail.
+        low = {'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'pass'),
+                                                                gke_gpudirect_nccl_thresholds=low))
+        ok(run)
+        assert counts['changed'] > 0
         assert 'nccl-tcpxo-installer: ready on 2 GPU nodes' in run.stdout and 'device-injector: ready on 2 GPU nodes' in run.stdout
-        assert re.search(r'NCCL test failed: .*0\.01 GB/s < 30\.00 GB/s', run.stdout), run.stdout[-3000:]
-        with open(str(tmp_path / 'fail' / 'nccl-test.log'), encoding='utf-8') as handle:
+        with open(str(tmp_path / 'pass' / 'nccl-test.log'), encoding='utf-8') as handle:
             log = handle.read()
         assert 'synthetic' in log and 'demo-run-nccl-test-tcpxo-via-mpi.sh' in log   # the seed's /scripts/allgather.sh ran
-        assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted, also on failure
+        with open(str(tmp_path / 'pass' / 'report.json'), encoding='utf-8') as handle:
+            verdict = json.load(handle)
+        assert verdict['verdict'] == 'PASS' and not verdict['reasons'], verdict
+        assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted
 
-        # 3. The test again, with a threshold the synthetic table meets and the verdict not failing the play: the
-        #    report is written and the threshold check passes. The stand-in's footer "# Avg bus bandwidth : 0.01
-        #    (synthetic)" is not nccl-tests' shape, so the parser reports the run as cut short (GKE_NOTES.md, need 3).
-        report = str(tmp_path / 'pass')
-        low = {'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=report,
-                                                                gke_gpudirect_nccl_fail_on_verdict=False, gke_gpudirect_nccl_thresholds=low))
-        ok(run)
-        with open(os.path.join(report, 'report.json'), encoding='utf-8') as handle:
-            reasons = json.load(handle)['reasons']
-        assert not [r for r in reasons if 'GB/s <' in r] and [r for r in reasons if 'before its footer' in r], reasons
-
-        # 4. Re-apply: nothing changes.
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo())
-        ok(run)
-        assert counts['changed'] == 0, run.stdout[-4000:]
+        # 3. Re-apply (nothing changes), and the test again judged with the catalog's A3 Mega threshold: the synthetic
+        #    table fails it, the play fails, and the test workload is deleted also on failure.
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
+        assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
+        applied = task_output(run, 'Apply the Networks and DaemonSets (server-side apply)')
+        assert applied.count('ok: [localhost] => (item=') == 18 and 'changed:' not in applied, applied
+        assert re.search(r'NCCL test failed: .*0\.01 GB/s < 30\.00 GB/s', run.stdout), run.stdout[-3000:]
+        assert store.get('pods', 'nccl-test-host-1', 'default') is None
 
         # 5. Fields, read back.
         params = store.get('gkenetworkparamsets.networking.gke.io', 'vpc8')
@@ -242,15 +232,21 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         installer = store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
         assert installer['spec']['template']['spec']['initContainers'][1]['image'] == image
 
-        # 7. A stale Ready: another prefix changes every GKENetworkParamSet's spec (generation 2); GKE's controller
-        #    (simulated) still reports Ready for generation 1, which must not pass.
-        live.controller.stale = True
-        # (No VPCs are made for it: neither the role nor the stand-in reads them, and the sandbox's NETWORKS quota is 15.)
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_network_prefix='other', gke_gpudirect_plugin_image=image,
-                                                                gke_gpudirect_wait_retries=3))
+        # 7. Params that point at VPCs which do not exist (another prefix: generation 2 of every GKENetworkParamSet).
+        #    a) GKE's network controller paused: the Ready of generation 1 stays. Real GKE writes no observedGeneration
+        #       on these conditions, so nothing tells a stale Ready from a current one: the role passes (a limit of
+        #       what GKE reports, named in GKE_NOTES.md).
+        live.controllers.pause('gke-networks')
+        other = _tcpxo(gke_gpudirect_network_prefix='other', gke_gpudirect_plugin_image=image, gke_gpudirect_wait_retries=3)
+        run, counts = live.play('gpud', 'gke_gpudirect', other)
+        ok(run)
+        assert store.get('gkenetworkparamsets.networking.gke.io', 'vpc1')['metadata']['generation'] == 2
+        #    b) The controller running: it validates the params against Compute Engine and the role's wait names why.
+        live.controllers.resume('gke-networks')
+        run, counts = live.play('gpud', 'gke_gpudirect', other)
         assert run.returncode != 0 and counts['failed'] == 1
-        assert 'pending: GKENetworkParamSet vpc1 Ready=True is for generation 1, the object is at generation 2' in run.stdout, run.stdout[-3000:]
-        live.controller.stale = False
+        assert 'pending: GKENetworkParamSet vpc1 Ready=False (SubnetNotFound) subnet: other-sub-1 not found in VPC: other-net-1' \
+            in run.stdout, run.stdout[-3000:]
 
         # 8. A field-manager conflict: someone else takes the installer's image with a forced server-side apply;
         #    the role does not force it back.
@@ -262,31 +258,29 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
                               'containers': [{'name': 'pause', 'image': 'gke.gcr.io/pause:3.8'}]}}}}
         ok(subprocess.run([KUBECTL, 'apply', '--server-side', '--force-conflicts', '--field-manager=someone-else', '-f', '-'],
                           input=json.dumps(other), env=env, capture_output=True, text=True, timeout=60, check=False))
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo())
-        assert run.returncode != 0 and counts['failed'] == 1
-        assert 'Conflict' in run.stdout and 'someone-else' in run.stdout, run.stdout[-3000:]
+        #    Then cleanup (state absent), in the same ansible-playbook run.
+        conflict, cleanup = live.cases('gpud', 'gke_gpudirect', [_tcpxo(), _tcpxo(gke_gpudirect_state='absent')])
+        assert 'case 0 failed' in conflict and 'Conflict' in conflict and 'someone-else' in conflict, conflict[-3000:]
+        assert 'case 1 failed' not in cleanup, cleanup[-3000:]
+        cleaned = True
     finally:
-        live.controller.stale = False
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_state='absent'))
-        ok(run)
+        live.controllers.resume('gke-networks')
+        if not cleaned:
+            ok(live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_state='absent'))[0])
     assert store.get('networks.networking.gke.io', 'vpc1') is None
     assert store.get('daemonsets.apps', 'device-injector', 'kube-system') is None
 
 
-def test_no_gpu_node_matches_fails_before_applying(live):
-    run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_node_pool='no-such-pool'))
-    assert run.returncode != 0 and counts['failed'] == 1
-    assert ('no GPU node matches cloud.google.com/gke-accelerator in (nvidia-h100-mega-80gb), '
-            'cloud.google.com/gke-nodepool=no-such-pool: the DaemonSets would run nowhere') in run.stdout
+def test_bad_input_and_no_gpu_node_fail_before_applying(live):
+    no_pool, no_vpcs, bad_technology = live.cases('gpud', 'gke_gpudirect', [
+        _tcpxo(gke_gpudirect_node_pool='no-such-pool'),
+        _tcpxo(gke_gpudirect_network_prefix='', gke_gpudirect_networks=[{'name': 'a', 'subnet': 'b'}]),
+        _tcpxo(gke_gpudirect_technology='RDMA')])
+    assert 'case 0 failed' in no_pool and ('no GPU node matches cloud.google.com/gke-accelerator in (nvidia-h100-mega-80gb), '
+                                           'cloud.google.com/gke-nodepool=no-such-pool: the DaemonSets would run nowhere') in no_pool
+    assert 'case 1 failed' in no_vpcs and 'networks: GPUDirect-TCPXO needs 8 data VPCs' in no_vpcs
+    assert 'case 2 failed' in bad_technology and 'gke_gpudirect_technology' in bad_technology   # argument_specs: choices TCPXO, TCPX
     assert live.kube().store.get('networks.networking.gke.io', 'vpc1') is None
-
-
-def test_bad_input_fails_before_any_request(live):
-    run, _counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_network_prefix='', gke_gpudirect_networks=[{'name': 'a', 'subnet': 'b'}]))
-    assert run.returncode != 0
-    assert 'networks: GPUDirect-TCPXO needs 8 data VPCs' in run.stdout
-    run, _counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_technology='RDMA'))
-    assert run.returncode != 0 and 'gke_gpudirect_technology' in run.stdout    # argument_specs: choices TCPXO, TCPX
 
 
 def test_workload_filter_output_is_accepted_by_the_server(live):
@@ -318,32 +312,32 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
             'networkConfig': {'acceleratorNetworkProfile': 'auto'}}})
         live.wait_for(lambda: live.kube('rdma') and live.kube('rdma').store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com')
                       and len(live.kube('rdma').store.list('nodes')) == 3, 'the RDMA nodes and DRANET DeviceClass')
-        variables = {'gke_rdma_node_pool': 'a3ultra', 'gke_rdma_wait_delay': 1, 'gke_rdma_report_dir': str(tmp_path / 'fail')}
-        # The catalog's A3 Ultra threshold and the network evidence RDMA needs: the synthetic table has neither.
-        run, counts = live.play('rdma', 'gke_rdma', variables)
-        assert run.returncode != 0 and counts['failed'] == 1
-        assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
-        with open(str(tmp_path / 'fail' / 'nccl-test.log'), encoding='utf-8') as handle:
-            assert 'run_nccl_tests.sh -t all_gather -b 1K -e 8G nccl-host-1 nccl-host-2' in handle.read()
-        # A threshold the synthetic table meets, no network evidence asked, the verdict not failing the play: the
-        # report is written and the threshold check passes (the stand-in's footer shape: GKE_NOTES.md, need 3).
+        variables = {'gke_rdma_node_pool': 'a3ultra', 'gke_rdma_wait_delay': 1}
+        # A threshold the synthetic table meets and no network evidence asked: the verdict passes.
         run, counts = live.play('rdma', 'gke_rdma', dict(
             variables, gke_rdma_report_dir=str(tmp_path / 'pass'), gke_rdma_nccl_require_network_evidence=False,
-            gke_rdma_nccl_fail_on_verdict=False, gke_rdma_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}))
+            gke_rdma_nccl_thresholds={'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}))
         ok(run)
+        with open(str(tmp_path / 'pass' / 'nccl-test.log'), encoding='utf-8') as handle:
+            assert 'run_nccl_tests.sh -t all_gather -b 1K -e 8G nccl-host-1 nccl-host-2' in handle.read()
         with open(str(tmp_path / 'pass' / 'report.json'), encoding='utf-8') as handle:
-            reasons = json.load(handle)['reasons']
-        assert not [r for r in reasons if 'GB/s <' in r or 'network' in r.lower()] and [r for r in reasons if 'before its footer' in r], reasons
+            verdict = json.load(handle)
+        assert verdict['verdict'] == 'PASS' and not verdict['reasons'], verdict
         assert live.kube('rdma').store.get('pods', 'nccl-test-host-1', 'default') is None
         template = live.kube('rdma').store.get('resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default')
         assert template['spec']['spec']['devices']['requests'][0]['exactly'] == {'deviceClassName': 'mrdma.google.com', 'allocationMode': 'All'}
-        run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_nccl_test=False))
-        ok(run)
-        assert counts['changed'] == 0
-        run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_machine_type='a4-highgpu-8g', gke_rdma_nccl_test=False))
-        assert run.returncode != 0 and 'no node matches cloud.google.com/gke-accelerator in (nvidia-b200)' in run.stdout
-        run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_state='absent'))
-        ok(run)
+        # Re-applied (nothing changes), then the catalog's A3 Ultra threshold and the network evidence RDMA needs: the
+        # synthetic table has neither.
+        run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_report_dir=str(tmp_path / 'fail')))
+        assert run.returncode != 0 and counts['failed'] == 1
+        applied = task_output(run, 'Apply the ResourceClaimTemplate (server-side apply)', role='gke_rdma')
+        assert 'ok: [localhost]' in applied and 'changed:' not in applied, applied
+        assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
+        # Another machine type than the pool's: no node matches; then cleanup, in the same ansible-playbook run.
+        mismatch, cleanup = live.cases('rdma', 'gke_rdma', [dict(variables, gke_rdma_machine_type='a4-highgpu-8g', gke_rdma_nccl_test=False),
+                                                            dict(variables, gke_rdma_state='absent')])
+        assert 'case 0 failed' in mismatch and 'no node matches cloud.google.com/gke-accelerator in (nvidia-b200)' in mismatch
+        assert 'case 1 failed' not in cleanup, cleanup[-3000:]
         assert live.kube('rdma').store.get('resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default') is None
     finally:
         ok(live.gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + RDMA_ZONE, '--quiet'))

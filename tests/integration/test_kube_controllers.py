@@ -141,8 +141,8 @@ def test_gke_network_controllers_validate_params_against_compute_and_can_be_paus
     cluster, controllers = kube
     store = cluster.store
     controllers.set_gke(GKE_CLUSTER, [DEFAULT], PROJECT)
-    controllers.set_compute(ComputeView(['net-1', 'net-2'], {'sub-1': {'ipCidrRange': '192.168.1.0/24'},
-                                                            'sub-2': {'ipCidrRange': '192.168.2.0/24'}}))
+    subnets = {'sub-1': {'ipCidrRange': '192.168.1.0/24'}, 'sub-2': {'ipCidrRange': '192.168.2.0/24'}}
+    controllers.set_compute(ComputeView(['net-1', 'net-2'], subnets))
     settle(controllers)
     store.create(_gnp('vpc1', 'net-1', 'sub-1', deviceMode='NetDevice'))
     store.create(_network('vpc1', 'vpc1'))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render, verdict, workload
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied, render, verdict, workload
 
 
 def _filter(function):
@@ -69,6 +69,10 @@ def k8s_verdict(objects, expect=None):
     return verdict.k8s_verdict(objects, expect)
 
 
+def k8s_to_apply(desired, live):
+    return applied.to_apply(desired, live)
+
+
 def k8s_nodes_without_ready_pod(nodes, pods):
     return verdict.nodes_without_ready_pod(nodes, pods)
 
@@ -78,5 +82,6 @@ class FilterModule:
 
     def filters(self):
         functions = (gke_gpudirect_objects, gke_rdma_objects, gke_rdma_compute_class, gke_rdma_network_objects, gke_nccl_test,
-                     gke_gpu_node_selector, gke_gpudirect_workload, gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod)
+                     gke_gpu_node_selector, gke_gpudirect_workload, gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod,
+                     k8s_to_apply)
         return {f.__name__: _filter(f) for f in functions}

@@ -1,0 +1,58 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which rendered objects a server-side apply would change, judged from the live objects the role has
+read: ``to_apply(desired, live)`` returns those to apply, each with the annotation
+``aiinfra.gpudirect/applied-hash`` (a hash of the object as rendered). A rerun then sends no write to
+the Kubernetes API (kubernetes.core's server-side apply PATCHes every object it is given).
+
+An object is left out when its live copy carries every field and value of the rendered one, that
+annotation included. The hash is what catches a field the role no longer renders: server-side apply
+would remove it (this field manager owned it), which no comparison of present values can see; the
+rendered object's hash then differs from the live annotation. A field someone else changed is a value
+that differs, so the object is applied (and a conflict is reported, as before). A value the API
+server normalizes (for example a quantity written another way) only costs an apply that changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+ANNOTATION = 'aiinfra.gpudirect/applied-hash'
+
+
+def applied_hash(obj):
+    bare = copy.deepcopy(obj)
+    annotations = (bare.get('metadata') or {}).get('annotations') or {}
+    annotations.pop(ANNOTATION, None)
+    return hashlib.sha256(json.dumps(bare, sort_keys=True, separators=(',', ':')).encode()).hexdigest()[:20]
+
+
+def with_applied_hash(obj):
+    marked = copy.deepcopy(obj)
+    marked.setdefault('metadata', {}).setdefault('annotations', {})[ANNOTATION] = applied_hash(obj)
+    return marked
+
+
+def contains(live, wanted):
+    """True when ``live`` holds every key and value of ``wanted`` (lists: same length, item by item)."""
+    if isinstance(wanted, dict):
+        return isinstance(live, dict) and all(key in live and contains(live[key], value) for key, value in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(live, list) and len(live) == len(wanted) and all(contains(a, b) for a, b in zip(live, wanted))
+    return live == wanted
+
+
+def _key(obj):
+    meta = obj.get('metadata') or {}
+    return obj.get('kind'), meta.get('namespace') or '', meta.get('name')
+
+
+def to_apply(desired, live):
+    """The objects of ``desired`` (rendered) that their live copy in ``live`` (k8s_info resources) does not
+    already hold, marked with their applied hash."""
+    found = {_key(obj): obj for obj in live or []}
+    marked = [with_applied_hash(obj) for obj in desired]
+    return [obj for obj in marked if not contains(found.get(_key(obj)), obj)]

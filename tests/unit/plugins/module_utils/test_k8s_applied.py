@@ -1,0 +1,67 @@
+"""k8s_to_apply: which rendered objects a server-side apply would change (plugins/module_utils/k8s/applied.py)."""
+
+import copy
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied, render
+
+ANNOTATION = 'aiinfra.gpudirect/applied-hash'
+
+
+def rendered():
+    return render.gke_network_objects('TCPXO', network_prefix='p') + render.gke_daemonsets('TCPXO', node_pool='gpu')
+
+
+def as_live(obj):
+    """What the API server returns for an applied object: server fields and defaults added."""
+    live = copy.deepcopy(obj)
+    live['metadata'].update(uid='u-1', resourceVersion='7', generation=1, managedFields=[{'manager': 'x'}])
+    live.setdefault('spec', {})['serverDefault'] = True
+    live['status'] = {'conditions': [{'type': 'Ready', 'status': 'True'}]}
+    return live
+
+
+def test_first_run_applies_everything_marked_with_its_hash():
+    objects = rendered()
+    plan = applied.to_apply(objects, [])
+    assert [(o['kind'], o['metadata']['name']) for o in plan] == [(o['kind'], o['metadata']['name']) for o in objects]
+    assert all(o['metadata']['annotations'][ANNOTATION] == applied.applied_hash(r) for o, r in zip(plan, objects))
+    assert ANNOTATION not in (objects[0]['metadata'].get('annotations') or {})   # the input is left as it was
+
+
+def test_a_rerun_applies_nothing():
+    objects = rendered()
+    live = [as_live(o) for o in applied.to_apply(objects, [])]
+    assert applied.to_apply(objects, live) == []
+
+
+def test_a_changed_value_or_someone_elses_change_is_applied_alone():
+    objects = rendered()
+    live = [as_live(o) for o in applied.to_apply(objects, [])]
+    installer = next(o for o in live if o['kind'] == 'DaemonSet' and 'installer' in o['metadata']['name'])
+    installer['spec']['template']['spec']['initContainers'][0]['image'] = 'example/other:1'
+    assert [o['metadata']['name'] for o in applied.to_apply(objects, live)] == [installer['metadata']['name']]
+
+
+def test_a_field_no_longer_rendered_is_applied_through_the_hash():
+    """Server-side apply removes a field its manager stops sending; only the hash shows that the intent changed."""
+    objects = rendered()
+    live = [as_live(o) for o in applied.to_apply(objects, [])]
+    fewer = copy.deepcopy(objects)
+    daemonset = next(o for o in fewer if o['kind'] == 'DaemonSet')
+    del daemonset['spec']['updateStrategy']
+    assert applied.contains(next(o for o in live if o['metadata']['name'] == daemonset['metadata']['name']), daemonset)
+    assert [o['metadata']['name'] for o in applied.to_apply(fewer, live)] == [daemonset['metadata']['name']]
+
+
+def test_objects_are_matched_by_kind_namespace_and_name():
+    network = {'apiVersion': 'networking.gke.io/v1', 'kind': 'Network', 'metadata': {'name': 'vpc1'}, 'spec': {'type': 'Device'}}
+    params = dict(network, kind='GKENetworkParamSet', spec={'vpc': 'n'})
+    live = [as_live(o) for o in applied.to_apply([network], [])]
+    assert [o['kind'] for o in applied.to_apply([network, params], live)] == ['GKENetworkParamSet']
+
+
+def test_lists_compare_item_by_item_and_by_length():
+    assert applied.contains({'a': [1, {'b': 2, 'c': 3}]}, {'a': [1, {'b': 2}]})
+    assert not applied.contains({'a': [1, 2]}, {'a': [1]})
+    assert not applied.contains({'a': '1'}, {'a': 1})
+    assert not applied.contains(None, {'a': 1})

@@ -330,7 +330,7 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         # synthetic table has neither.
         run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1
-        applied = task_output(run, 'Apply the ResourceClaimTemplate (server-side apply)', role='gke_rdma')
+        applied = task_output(run, 'Apply the objects (server-side apply)', role='gke_rdma')
         assert 'ok: [localhost]' in applied and 'changed:' not in applied, applied
         assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
         # Another machine type than the pool's: no node matches; then cleanup, in the same ansible-playbook run.

@@ -32,7 +32,8 @@ EXPECTED = {
     'gpudirect_rxdm': ('technology=NONE', CATALOG | COS),
     # nccl_plugin also writes the GKE NCCL environment profile, so it carries the GKE facts (catalog/gke.py).
     'nccl_plugin': ('technology=NONE', CATALOG | COS | {'catalog/gke.py'}),
-    'nccl_perf': ('mode=parse output=x machine_type=none', CATALOG | NCCL),
+    # nccl_perf execs into the test container through the Docker Engine API (mode gce), as `docker exec` does.
+    'nccl_perf': ('mode=parse output=x machine_type=none', CATALOG | NCCL | {'cos/docker_api.py'}),
     # gpu_mig needs the MIG facts and the technology names, not the COS host stacks.
     'gpu_mig': ('gpudirect_technology=NONE', CATALOG - {'catalog/host_stacks.py'} | {'catalog/mig.py', 'cos/mig.py'}),
 }

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # STAND-IN for the vendor's gen_hostfiles.sh: writes the VM names where the run scripts read them.
 [ "$#" -ge 2 ] || { echo "usage: gen_hostfiles.sh VM_NAME_1 VM_NAME_2..." >&2; exit 2; }
 mkdir -p /scripts/hostfiles2

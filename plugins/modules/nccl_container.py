@@ -166,7 +166,6 @@ missing_devices:
 
 import dataclasses
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import host as cos_host
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
@@ -266,17 +265,7 @@ def remove(module, client, current, result):
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
-                           required_one_of=[('technology', 'machine_type')],
-                           mutually_exclusive=[('image', 'plugin_version')])
-    client = docker_api.DockerClient(module.params['docker_socket'])
-    try:
-        result = run(module, client)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    except docker_api.DockerError as exc:
-        module.fail_json(msg='NCCL test container: %s' % exc)
-    module.exit_json(**result)
+    cos_host.run_engine_module(argument_spec(), run, 'NCCL test container', exclusive=('image', 'plugin_version'))
 
 
 if __name__ == '__main__':

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import shlex
 
+from ansible.module_utils.basic import AnsibleModule
+
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
@@ -90,3 +92,19 @@ def device_fixes(technology, paths):
             fix = argv_text(host_stacks.GPU_DRIVER_INSTALL_COMMAND) + ' (the NVIDIA driver creates /dev/nvidia*)'
         fixes.append({'path': path, 'fix': fix})
     return fixes
+
+
+def run_engine_module(argument_spec, run, subject, exclusive):
+    """main() of a host module that works through the Docker Engine API: the technology comes from it or the
+    machine type, ``exclusive`` names an image option and its version option (one or the other), ``run(module,
+    client)`` returns the result; bad input (ValueError) and engine errors, prefixed with ``subject``, fail it."""
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           required_one_of=[('technology', 'machine_type')], mutually_exclusive=[exclusive])
+    client = docker_api.DockerClient(module.params['docker_socket'])
+    try:
+        result = run(module, client)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    except docker_api.DockerError as exc:
+        module.fail_json(msg='%s: %s' % (subject, exc))
+    module.exit_json(**result)

@@ -85,20 +85,20 @@ notes:
   - Needs root (become) on the host.
   - The role P(aiinfra.gpudirect.cos_host_prep#role) runs this module when its variable C(cos_host_prep_mig) is set.
   - MIG mode and MIG devices last only while the driver is loaded; after a reboot run the module again.
-  - Supports check mode (only the listings run) and diff mode (each chosen GPU's mode and instances).
 seealso:
   - name: NVIDIA Multi-Instance GPU User Guide
     description: Profiles, placements and the nvidia-smi mig commands.
     link: https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
+    details: Only the listings run.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
+    details: Each chosen GPU's mode and instances.
   platform:
-    description: Target OS/families that can be operated against.
     support: full
     platforms: posix
 """

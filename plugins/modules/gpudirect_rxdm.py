@@ -83,34 +83,24 @@ options:
       - Seconds to wait for the readiness line before failing with the last log lines.
     type: int
     default: 120
-  log_lines:
-    description:
-      - How many of the container's last log lines a failure shows.
-    type: int
-    default: 20
-  docker_socket:
-    description:
-      - Unix socket of the Docker Engine API.
-    type: path
-    default: /var/run/docker.sock
 notes:
-  - Supports check mode (nothing is pulled, created or removed; missing device nodes are warnings)
-    and diff mode (the container's configuration before and after).
   - Runs on the target host with the Python standard library only.
 seealso:
   - module: aiinfra.gpudirect.nccl_plugin
   - name: Seed manual, Compute Engine GPUDirect-TCPX/TCPXO host set-up
     description: The C(docker run) commands this module reproduces.
     link: https://cloud.google.com/compute/docs/gpus/gpudirect
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - aiinfra.gpudirect.docker_engine
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
+    details: Nothing is pulled, created or removed; missing device nodes are warnings.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
+    details: The container's configuration before and after.
   platform:
-    description: Target OS/families that can be operated against.
     support: full
     platforms: posix
 """

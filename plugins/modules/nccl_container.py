@@ -78,31 +78,23 @@ options:
     type: str
     choices: [always, missing, never]
     default: always
-  log_lines:
-    description:
-      - How many of the container's last log lines a failure shows.
-    type: int
-    default: 20
-  docker_socket:
-    description:
-      - Unix socket of the Docker Engine API.
-    type: path
-    default: /var/run/docker.sock
 notes:
   - Unlike the manual's C(docker run --rm), the container is not removed when it exits, so that its log can say why;
     this module removes it when it recreates it or when O(state=absent).
 seealso:
   - module: aiinfra.gpudirect.nccl_perf
   - module: aiinfra.gpudirect.nccl_plugin
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - aiinfra.gpudirect.docker_engine
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
+    details: Nothing is pulled, created or removed; the result says what would change.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
+    details: The container's configuration before and after.
   platform:
-    description: Target OS/families that can be operated against.
     support: full
     platforms: posix
 """

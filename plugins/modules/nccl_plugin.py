@@ -77,30 +77,19 @@ options:
       - Add the manual's recommended NCCL logging variables to the profile (where it has some).
     type: bool
     default: false
-  log_lines:
-    description:
-      - How many of the installer's last log lines a failure shows.
-    type: int
-    default: 20
-  docker_socket:
-    description:
-      - Unix socket of the Docker Engine API.
-    type: path
-    default: /var/run/docker.sock
-notes:
-  - Supports check mode (nothing is pulled, run, mounted or written) and diff mode (installed image,
-    mount and profile before and after).
 seealso:
   - module: aiinfra.gpudirect.gpudirect_rxdm
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - aiinfra.gpudirect.docker_engine
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
+    details: Nothing is pulled, run, mounted or written.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
+    details: Installed image, mount and profile before and after.
   platform:
-    description: Target OS/families that can be operated against.
     support: full
     platforms: posix
 """

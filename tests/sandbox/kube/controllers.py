@@ -185,8 +185,20 @@ class SystemWrites:
             return obj
         updated = copy.deepcopy(obj)
         updated['status'] = status
+        return self._write_unless_stale(self.store.update_status, updated)
+
+    def _set_finalizer(self, obj, finalizer, present):
+        finalizers = list(obj['metadata'].get('finalizers') or [])
+        if (finalizer in finalizers) == present:
+            return obj
+        changed = copy.deepcopy(obj)
+        changed['metadata']['finalizers'] = finalizers + [finalizer] if present else [item for item in finalizers if item != finalizer]
+        return self._write_unless_stale(self.store.update, changed)
+
+    @staticmethod
+    def _write_unless_stale(write, obj):
         try:
-            return self.store.update_status(updated)
+            return write(obj)
         except errors.KubeError as error:
             if error.code in (404, 409):   # gone, or changed since read: the next pass sees it
                 return None
@@ -477,19 +489,6 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             _set_condition(status, 'Ready', ready, 'NetworkReady' if ready else 'ParamsNotReady',
                            '' if ready else 'the params of this Network are not ready (stand-in wording)')
             self._update_status(network, status)
-
-    def _set_finalizer(self, obj, finalizer, present):
-        finalizers = list(obj['metadata'].get('finalizers') or [])
-        if (finalizer in finalizers) == present:
-            return obj
-        changed = copy.deepcopy(obj)
-        changed['metadata']['finalizers'] = finalizers + [finalizer] if present else [item for item in finalizers if item != finalizer]
-        try:
-            return self.store.update(changed)
-        except errors.KubeError as error:
-            if error.code in (404, 409):   # gone, or changed since read: the next pass sees it
-                return None
-            raise
 
     def _network_resources(self, node, pools):
         """SIMULATION (GKE multi-networking, gke-networking-api annotations).  Real GKE reports, on a

@@ -6,6 +6,8 @@
   core/project ``sandbox-project``, endpoint overrides for compute, container and serviceusage);
   ``gcloud.env`` is the environment it uses (CLOUDSDK_CONFIG, KUBECONFIG, ...) for other tools such as kubectl.
 - ``api``: a ``sandbox.client.SandboxClient`` for the ``sandbox`` fixture (JSON over HTTP, stdlib only).
+- ``kube_cluster``: one Kubernetes API stand-in cluster for a test module (``sandbox.kube``), named after the
+  module, with its kubeconfig written at ``kube_cluster.kubeconfig_path``.
 """
 
 import os
@@ -21,6 +23,7 @@ if TESTS_DIR not in sys.path:
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
 from sandbox.client import SandboxClient  # noqa: E402  pylint: disable=wrong-import-position
 from sandbox.gcloud import GcloudRunner  # noqa: E402  pylint: disable=wrong-import-position
+from sandbox.kube import KubeHub  # noqa: E402  pylint: disable=wrong-import-position
 
 GCLOUD_PROJECT = 'sandbox-project'
 
@@ -44,3 +47,12 @@ def gcloud(sandbox, tmp_path):
 @pytest.fixture
 def api(sandbox):
     return SandboxClient(sandbox.url)
+
+
+@pytest.fixture(scope='module')
+def kube_cluster(request, tmp_path_factory):
+    hub = KubeHub()
+    instance = hub.start_cluster(request.module.__name__.rsplit('.', 1)[-1].replace('_', '-'))
+    instance.kubeconfig_path = instance.write_kubeconfig(str(tmp_path_factory.mktemp('kube') / 'config'))
+    yield instance
+    hub.stop_all()

@@ -33,7 +33,7 @@ import pytest
 
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
-from sandbox.gcloud import GcloudRunner
+from sandbox.gcloud import GcloudRunner, kubectl_binary
 
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
@@ -47,15 +47,7 @@ NRI_INJECTOR = os.path.join(MANIFESTS, 'nri_device_injector', 'nri-device-inject
 A3_MEGA = 'nvidia-h100-mega-80gb'
 
 
-def _kubectl_binary():
-    gcloud = shutil.which('gcloud')
-    if gcloud is None:
-        return None
-    candidate = os.path.join(os.path.dirname(os.path.realpath(gcloud)), 'kubectl.1.33')
-    return candidate if os.path.exists(candidate) else None
-
-
-KUBECTL = _kubectl_binary()
+KUBECTL = kubectl_binary()
 pytestmark = [
     pytest.mark.skipif(KUBECTL is None, reason='the Cloud SDK with kubectl.1.33 is not installed'),
     pytest.mark.skipif(not (shutil.which('podman') and os.environ.get('CONTAINERS_CONF')),

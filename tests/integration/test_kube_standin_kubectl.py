@@ -1,6 +1,6 @@
 """The Kubernetes API stand-in (tests/sandbox/kube) driven by the real kubectl 1.33 of the Cloud SDK.
 
-One stand-in cluster for the module; every manifest the seeds apply (tests/sandbox/kube/manifests:
+One stand-in kube_cluster for the module; every manifest the seeds apply (tests/sandbox/kube/manifests:
 the container-engine-accelerators files of ../shared/manifests and the seeds' inline manifests) is
 applied client-side, with ``--server-side`` and with ``--dry-run=server``; CRDs become Established;
 delete removes.  Each assertion reads what the real kubectl printed or what the stand-in stored.
@@ -9,7 +9,6 @@ delete removes.  Each assertion reads what the real kubectl printed or what the 
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -18,36 +17,19 @@ import time
 import pytest
 import yaml
 
-from sandbox.kube import KubeHub
+from sandbox.gcloud import kubectl_binary
 
 KUBE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox', 'kube')
 CRDS = sorted(glob.glob(os.path.join(KUBE_DIR, 'crds', '*.yaml')))
 MANIFESTS = sorted(glob.glob(os.path.join(KUBE_DIR, 'manifests', '*', '*.yaml')))
 
 
-def kubectl_binary():
-    gcloud = shutil.which('gcloud')
-    if gcloud is None:
-        return None
-    path = os.path.join(os.path.dirname(os.path.realpath(gcloud)), 'kubectl.1.33')
-    return path if os.path.exists(path) else None
-
-
 @pytest.fixture(scope='module')
-def cluster(tmp_path_factory):
-    hub = KubeHub()
-    instance = hub.start_cluster('kubectl-test')
-    instance.kubeconfig_path = instance.write_kubeconfig(str(tmp_path_factory.mktemp('kube') / 'config'))
-    yield instance
-    hub.stop_all()
-
-
-@pytest.fixture(scope='module')
-def kubectl(cluster):
+def kubectl(kube_cluster):
     binary = kubectl_binary()
     if binary is None:
         pytest.skip('the Cloud SDK kubectl.1.33 is not installed')
-    env = dict(os.environ, KUBECONFIG=cluster.kubeconfig_path)
+    env = dict(os.environ, KUBECONFIG=kube_cluster.kubeconfig_path)
 
     def run(*args, stdin=None, check=True, timeout=120):
         result = subprocess.run([binary, *args], env=env, capture_output=True, text=True, input=stdin, timeout=timeout,
@@ -82,22 +64,22 @@ def test_custom_resource_before_its_crd_is_refused_by_discovery(kubectl):
     assert 'no matches for kind "ComputeClass" in version "cloud.google.com/v1"' in result.stderr
 
 
-def test_crds_apply_and_become_established(kubectl, cluster):
+def test_crds_apply_and_become_established(kubectl, kube_cluster):
     for path in CRDS:
         kubectl('apply', '--server-side', '-f', path)
     names = [documents(path)[0]['metadata']['name'] for path in CRDS]
     waited = kubectl('wait', '--for=condition=Established', '--timeout=20s', *['crd/' + name for name in names])
     assert waited.stdout.count('condition met') == len(names)
     assert 'networks.networking.gke.io' in kubectl('api-resources', '-o', 'name').stdout.split()
-    crd = cluster.store.get('customresourcedefinitions.apiextensions.k8s.io', 'networks.networking.gke.io')
+    crd = kube_cluster.store.get('customresourcedefinitions.apiextensions.k8s.io', 'networks.networking.gke.io')
     assert {c['type']: c['status'] for c in crd['status']['conditions']} == {'NamesAccepted': 'True', 'Established': 'True'}
 
 
 @pytest.mark.parametrize('mode', ['client', 'server-side', 'dry-run'])
-def test_every_manifest_applies(kubectl, cluster, mode):
+def test_every_manifest_applies(kubectl, kube_cluster, mode):
     for namespace in namespaces_of(MANIFESTS):
         kubectl('apply', '-f', '-', stdin='apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' % namespace)
-    before = cluster.store.revision
+    before = kube_cluster.store.revision
     args = {'client': [], 'server-side': ['--server-side', '--force-conflicts'], 'dry-run': ['--dry-run=server']}[mode]
     for path in MANIFESTS:
         result = kubectl('apply', *args, '-f', path)
@@ -105,25 +87,25 @@ def test_every_manifest_applies(kubectl, cluster, mode):
             assert '%s/%s' % (doc['kind'].lower(), doc['metadata']['name']) in result.stdout.replace('.apps', '').replace(
                 '.networking.gke.io', '').replace('.resource.k8s.io', '').replace('.cloud.google.com', '')
     if mode == 'dry-run':
-        assert cluster.store.revision == before   # nothing stored
+        assert kube_cluster.store.revision == before   # nothing stored
     else:
         for path in MANIFESTS:
             for doc in documents(path):
-                resource = cluster.api.find_kind(doc['apiVersion'], doc['kind'])
-                stored = cluster.store.get(resource.ref, doc['metadata']['name'], doc['metadata'].get('namespace', 'default'))
+                resource = kube_cluster.api.find_kind(doc['apiVersion'], doc['kind'])
+                stored = kube_cluster.store.get(resource.ref, doc['metadata']['name'], doc['metadata'].get('namespace', 'default'))
                 assert stored is not None, (path, doc['metadata']['name'])
 
 
-def test_second_client_apply_is_unchanged_and_writes_nothing(kubectl, cluster):
+def test_second_client_apply_is_unchanged_and_writes_nothing(kubectl, kube_cluster):
     path = os.path.join(KUBE_DIR, 'manifests', 'gpudirect-tcpxo', 'nccl-tcpxo-installer.yaml')
     kubectl('apply', '-f', path)
-    before = cluster.store.revision
+    before = kube_cluster.store.revision
     result = kubectl('apply', '-f', path)
     assert 'daemonset.apps/nccl-tcpxo-installer unchanged' in result.stdout
-    assert cluster.store.revision == before
+    assert kube_cluster.store.revision == before
 
 
-def test_get_wait_and_rollout_status_and_delete(kubectl, cluster):
+def test_get_wait_and_rollout_status_and_delete(kubectl, kube_cluster):
     path = os.path.join(KUBE_DIR, 'manifests', 'gpudirect-tcpxo', 'nccl-tcpxo-installer.yaml')
     kubectl('apply', '-f', path)
     listing = kubectl('get', 'ds', '-n', 'kube-system', '-o', 'json').stdout
@@ -132,27 +114,27 @@ def test_get_wait_and_rollout_status_and_delete(kubectl, cluster):
     # The columns of pkg/printers/internalversion/printers.go's DaemonSet printer (a Table answer).
     assert table[0].split() == ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE', 'SELECTOR', 'AGE']
     assert table[1].split()[:7] == ['nccl-tcpxo-installer', '0', '0', '0', '0', '0', '<none>']
-    ds = cluster.store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
+    ds = kube_cluster.store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
     # The stand-in's system write of status (what KUBE-RUNTIME's DaemonSet controller does) ends the rollout.
     ds['status'] = {'currentNumberScheduled': 2, 'desiredNumberScheduled': 2, 'numberMisscheduled': 0, 'numberReady': 2,
                     'numberAvailable': 2, 'updatedNumberScheduled': 2, 'observedGeneration': ds['metadata']['generation']}
-    cluster.store.update_status(ds)
+    kube_cluster.store.update_status(ds)
     rollout = kubectl('rollout', 'status', 'ds/nccl-tcpxo-installer', '-n', 'kube-system', '--timeout=20s')
     assert 'successfully rolled out' in rollout.stdout
     deleted = kubectl('delete', '-f', path, '--wait=true', '--timeout=20s')
     assert 'daemonset.apps "nccl-tcpxo-installer" deleted' in deleted.stdout
-    assert cluster.store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
+    assert kube_cluster.store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
     missing = kubectl('get', 'ds', 'nccl-tcpxo-installer', '-n', 'kube-system', check=False)
     assert 'Error from server (NotFound): daemonsets.apps "nccl-tcpxo-installer" not found' in missing.stderr
 
 
-def test_wait_for_delete_of_a_namespace(kubectl, cluster):
+def test_wait_for_delete_of_a_namespace(kubectl, kube_cluster):
     kubectl('apply', '-f', '-', stdin='apiVersion: v1\nkind: Namespace\nmetadata:\n  name: doomed\n')
     kubectl('apply', '-n', 'doomed', '-f', '-', stdin='apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n')
     kubectl('delete', 'ns', 'doomed', '--wait=false')
-    assert cluster.store.get('namespaces', 'doomed')['status']['phase'] == 'Terminating'
+    assert kube_cluster.store.get('namespaces', 'doomed')['status']['phase'] == 'Terminating'
     kubectl('wait', '--for=delete', 'ns/doomed', '--timeout=20s')
-    assert cluster.store.get('configmaps', 'c', 'doomed') is None
+    assert kube_cluster.store.get('configmaps', 'c', 'doomed') is None
 
 
 def test_strict_validation_refuses_an_unknown_field(kubectl):
@@ -164,7 +146,7 @@ def test_strict_validation_refuses_an_unknown_field(kubectl):
            'ConfigMap: strict decoding error: unknown field "datum"' in result.stderr
 
 
-def test_wait_for_a_condition_that_arrives_later_through_the_watch(kubectl, cluster):
+def test_wait_for_a_condition_that_arrives_later_through_the_watch(kubectl, kube_cluster):
     """kubectl wait GETs, LISTs and then WATCHes; the condition set while it watches ends the wait."""
     manifest = ('apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: later\n  namespace: default\nspec:\n'
                 '  selector:\n    matchLabels: {app: later}\n  template:\n    metadata:\n      labels: {app: later}\n'
@@ -173,17 +155,17 @@ def test_wait_for_a_condition_that_arrives_later_through_the_watch(kubectl, clus
 
     def become_available():
         time.sleep(1.5)
-        deploy = cluster.store.get('deployments.apps', 'later', 'default')
+        deploy = kube_cluster.store.get('deployments.apps', 'later', 'default')
         deploy['status'] = {'conditions': [{'type': 'Available', 'status': 'True', 'reason': 'MinimumReplicasAvailable',
                                             'message': 'Deployment has minimum availability.'}]}
-        cluster.store.update_status(deploy)
+        kube_cluster.store.update_status(deploy)
     thread = threading.Thread(target=become_available)
     thread.start()
-    requests_before = len(cluster.requests)
+    requests_before = len(kube_cluster.requests)
     waited = kubectl('wait', '--for=condition=Available', 'deployment/later', '--timeout=20s')
     thread.join()
     assert 'deployment.apps/later condition met' in waited.stdout
-    assert any('watch=true' in request[1] for request in cluster.requests[requests_before:])
+    assert any('watch=true' in request[1] for request in kube_cluster.requests[requests_before:])
 
 
 def test_standalone_cluster_from_the_run_script(tmp_path):
@@ -209,7 +191,7 @@ def test_standalone_cluster_from_the_run_script(tmp_path):
         process.wait(timeout=10)
 
 
-def test_a_no_op_server_side_apply_keeps_every_managed_fields_entry_and_the_resource_version(kubectl, cluster):
+def test_a_no_op_server_side_apply_keeps_every_managed_fields_entry_and_the_resource_version(kubectl, kube_cluster):
     """OPENSHIFT_NOTES.md item 6: the real apiserver writes managedFields sorted (operation, time, manager, apiVersion,
     subresource), so re-applying the same body by the same manager is no write at all: other managers' entries
     (a status writer's included) and resourceVersion and generation stay."""

@@ -35,6 +35,13 @@ def gcloud_environment(sandbox, config_dir, project=None):
     return env
 
 
+def kubectl_binary(version='1.33'):
+    """The Cloud SDK's ``kubectl.VERSION`` beside the gcloud on PATH, or None when it is not installed."""
+    gcloud = shutil.which('gcloud')
+    candidate = os.path.join(os.path.dirname(os.path.realpath(gcloud)), 'kubectl.' + version) if gcloud else ''
+    return candidate if os.path.exists(candidate) else None
+
+
 class GcloudRunner:
     """``runner(*args) -> subprocess.CompletedProcess`` running gcloud against one sandbox."""
 

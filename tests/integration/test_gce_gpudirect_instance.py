@@ -247,10 +247,14 @@ def test_reservation_the_vms_cannot_use_is_refused_before_any_insert(sandbox, vm
 
 def test_fallback_zone_takes_the_vm(sandbox, vms):
     sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=1)
-    result = vms(count=1, fallback_zones=['us-central1-b'])
+    result = vms(count=1, fallback_zones=['us-central1-b'], boot_disk_type='pd-balanced')
     assert result.get('failed') is not True, result.get('msg')
     assert result['instances'][0]['zone'] == 'us-central1-b'
     assert any('no capacity in us-central1-a' in line for line in result['events'])
+    # Disk types are zonal: the insert in the fallback zone names that zone's, not the first zone's.
+    disk_types = [(e['path'].split('/zones/')[1].split('/')[0], e['body']['disks'][0]['initializeParams']['diskType'])
+                  for e in single_inserts(mutating(sandbox))]
+    assert disk_types[-1] == ('us-central1-b', 'zones/us-central1-b/diskTypes/pd-balanced'), disk_types
 
 
 def test_labels_change_in_place_other_fields_need_recreate(sandbox, vms):

@@ -121,6 +121,11 @@ class InstanceSpec:
         body = copy.deepcopy(self.template)
         body['name'] = name
         body['machineType'] = 'zones/%s/machineTypes/%s' % (zone, self.family.machine_type)
+        # Disk types are zonal too: a VM that falls back to another zone names that zone's disk type.
+        for disk in body.get('disks', []):
+            params = disk.get('initializeParams') or {}
+            if params.get('diskType'):
+                params['diskType'] = 'zones/%s/diskTypes/%s' % (zone, links.resource_name(params['diskType']))
         return body
 
 

@@ -315,7 +315,7 @@ def run(module, client):
     current = client.inspect_container(name)
 
     if params['state'] == 'absent':
-        return remove(module, client, current, result)
+        return cos_host.remove_container(module, client, current, result)
 
     if params['state'] == 'checked':
         return check(module, client, current, image, stack, result)
@@ -364,18 +364,6 @@ def wait_ready(module, client, container_id, stack, result):
                          % (result['container_name'], result['image'], exc, params['log_lines'], exc.log_tail),
                          log_tail=exc.log_tail.splitlines(), **failure_details(result))
     result.update(ready=True, ready_line=line, time_to_ready=seconds)
-    return result
-
-
-def remove(module, client, current, result):
-    result['diff'] = dict(before=docker_api.current_summary(current), after={})
-    if current is None:
-        return result
-    result['changed'] = True
-    result['container_id'] = current['Id'][:12]
-    result['actions'].append('remove container %s' % result['container_name'])
-    if not module.check_mode:
-        client.remove_container(current['Id'], force=True)
     return result
 
 

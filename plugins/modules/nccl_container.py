@@ -209,7 +209,7 @@ def run(module, client):
                     % (image, params['rxdm_version'] or 'default'))
     current = client.inspect_container(name)
     if params['state'] == 'absent':
-        return remove(module, client, current, result)
+        return cos_host.remove_container(module, client, current, result)
 
     image_info, image_action = docker_api.ensure_image(client, image, params['pull'], module.check_mode)
     result['image_id'] = (image_info or {}).get('Id')
@@ -241,18 +241,6 @@ def run(module, client):
         tail = docker_api.log_tail(client, container_id, params['log_lines'])
         module.fail_json(msg='the NCCL test container %s (%s) exited at once (code %s). Last log lines:\n%s'
                          % (name, image, state.get('ExitCode'), tail), **result)
-    return result
-
-
-def remove(module, client, current, result):
-    result['diff'] = dict(before=docker_api.current_summary(current), after={})
-    if current is None:
-        return result
-    result['changed'] = True
-    result['container_id'] = current['Id'][:12]
-    result['actions'].append('remove container %s' % result['container_name'])
-    if not module.check_mode:
-        client.remove_container(current['Id'], force=True)
     return result
 
 

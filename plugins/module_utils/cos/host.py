@@ -108,3 +108,16 @@ def run_engine_module(argument_spec, run, subject, exclusive):
     except docker_api.DockerError as exc:
         module.fail_json(msg='%s: %s' % (subject, exc))
     module.exit_json(**result)
+
+
+def remove_container(module, client, current, result):
+    """state=absent of a module whose container is ``current`` (inspect data, or None): remove it, with diff and action."""
+    result['diff'] = dict(before=docker_api.current_summary(current), after={})
+    if current is None:
+        return result
+    result['changed'] = True
+    result['container_id'] = current['Id'][:12]
+    result['actions'].append('remove container %s' % result['container_name'])
+    if not module.check_mode:
+        client.remove_container(current['Id'], force=True)
+    return result

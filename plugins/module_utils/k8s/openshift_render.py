@@ -22,6 +22,7 @@ import json
 import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError
 
 OLM = 'operators.coreos.com/v1alpha1'
 NNO = 'mellanox.com/v1alpha1'
@@ -31,10 +32,6 @@ NETWORKS_ANNOTATION = 'k8s.v1.cni.cncf.io/networks'
 _DNS_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')
 _HEX4 = re.compile(r'^[0-9a-f]{4}$')
 _PF_NAME = re.compile(r'^[A-Za-z0-9_.-]+(#\d+-\d+)?$')
-
-
-class RenderError(ValueError):
-    """Bad input, naming the option and the fix."""
 
 
 def _obj(api_version, kind, name, namespace=None, **fields):

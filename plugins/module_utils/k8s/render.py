@@ -44,7 +44,7 @@ CLUSTER_SCOPED_KINDS = frozenset(('Network', 'GKENetworkParamSet', 'Namespace', 
 
 
 class RenderError(ValueError):
-    """Bad input to a render function; the message names the input and the fix."""
+    """Bad input to a render function (GKE and OpenShift alike); the message names the input and the fix."""
 
 
 def load_manifest(relative):

@@ -67,6 +67,7 @@ def plot_bandwidth(path, series, thresholds, ylabel, title):
             if value:
                 axes.axhline(value, color='red', linestyle=':', linewidth=1.5, label=label)
         axes.set_xscale('log', base=2)
+        axes.set_ylim(bottom=0)   # from zero, so that the distance to the threshold reads true
         axes.set_xlabel('message size (bytes)')
         axes.set_ylabel(ylabel)
         axes.set_title(title)

@@ -26,7 +26,7 @@ CHAPTER = """-------------------------------------------------------------------
  65536      10329004         0.00               180.47 \t\t   0.344228
 ---------------------------------------------------------------------------------------
 """
-# perftest without --report_gbits and with -a: MB/sec, one row per size.
+# Synthetic numbers in the format of perftest without --report_gbits and with -a (MB/sec, one row per size).
 SWEEP_MB = """ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
  2          5000           10.00              9.50               4.750000
  65536      5000           23000.00           22500.00           0.343323

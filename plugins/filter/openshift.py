@@ -83,6 +83,4 @@ class FilterModule:
             'perftest_results': _filter(perftest.parse),
             'perftest_link_rate': _filter(perftest.link_rate),
             'perftest_verdict': _filter(perftest.evaluate),
-            'perftest_report_files': _filter(lambda parsed, verdict, configuration, generated_at=None:
-                                             perftest.render(perftest.build_report(parsed, verdict, configuration, generated_at))),
         }

@@ -113,21 +113,12 @@ files:
 import datetime
 import json
 import os
-import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import report as nccl_report
-
-
-def previous_text(path):
-    """What the report file held before this run ('' when there was none)."""
-    try:
-        with open(path, encoding='utf-8') as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return ''
 
 
 def load_baseline(module, path):
@@ -175,21 +166,15 @@ def main():
     if 'collectives' not in params['parsed']:
         module.fail_json(msg='parsed: not parsed NCCL results (no "collectives"); pass what '
                              'aiinfra.gpudirect.nccl_perf returned, e.g. "{{ nccl.parsed }}"')
-    if params['plot']:
-        # Imported only to check it is there (a fifth of a second); plot_png draws with it.
-        try:
-            import matplotlib  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
-        except ImportError:
-            module.fail_json(msg=missing_required_lib('matplotlib', reason='to draw busbw.png (or set plot: false)'),
-                             exception=traceback.format_exc())
+    plot_name = nccl_report.PLOT if params['plot'] else None
+    if plot_name:
+        report_dir.require_matplotlib(module, plot_name)
     baseline = load_baseline(module, params['baseline']) if params['baseline'] else None
     verdict = final_verdict(module, params['parsed'], baseline)
-    report_path = os.path.join(params['dest'], 'report.json')
-    before = previous_text(report_path)   # read before this run writes it
+    before = report_dir.previous_text(os.path.join(params['dest'], report_dir.REPORT))   # read before this run writes it
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
     report = nccl_report.build_report(params['parsed'], verdict, source=params['source'], generated_at=stamp,
                                       baseline_path=params['baseline'])
-    rendered = nccl_report.render(report)
     # The same results as the report already there: keep its time stamp, so that only a different result is a change.
     try:
         earlier = json.loads(before).get('generated_at') if before else None
@@ -198,24 +183,11 @@ def main():
     if earlier:
         same = nccl_report.build_report(params['parsed'], verdict, source=params['source'], generated_at=earlier,
                                         baseline_path=params['baseline'])
-        if nccl_report.render(same) == {name: previous_text(os.path.join(params['dest'], name)) for name in rendered} and \
-                (not params['plot'] or os.path.exists(os.path.join(params['dest'], 'busbw.png'))):
-            report, rendered = same, nccl_report.render(same)
-    changed = any(previous_text(os.path.join(params['dest'], name)) != content for name, content in rendered.items()) or \
-        (params['plot'] and not os.path.exists(os.path.join(params['dest'], 'busbw.png')))
-    files = [os.path.join(params['dest'], name) for name in rendered] + ([os.path.join(params['dest'], 'busbw.png')] if params['plot'] else [])
-    if module.check_mode:
-        files = []
-    elif changed:
-        try:
-            files = nccl_report.write(params['dest'], report, rendered, plot=params['plot'])
-        except OSError as exc:
-            module.fail_json(msg='dest: cannot write the report in %s (%s)' % (params['dest'], exc))
-    result = dict(changed=changed, verdict=verdict, report=report, files=files)
-    if module._diff:
-        result['diff'] = {'before': before, 'after': rendered['report.json'],
-                          'before_header': report_path, 'after_header': report_path}
-    module.exit_json(**result)
+        if not report_dir.stale(params['dest'], nccl_report.render(same), plot_name):
+            report = same
+    written = report_dir.sync(module, params['dest'], nccl_report.render(report), plot_name,
+                              draw=lambda path: nccl_report.plot_png(report, path))
+    module.exit_json(verdict=verdict, report=report, **written)
 
 
 if __name__ == '__main__':

@@ -17,6 +17,7 @@ from PIL import Image
 from module_runner import run_module
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import report as nccl_report
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.modules import nccl_report as nccl_report_module
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'nccl')
@@ -47,7 +48,7 @@ def test_report_files(tmp_path, name, family):
     SCHEMA.validate(str(tmp_path / 'junit.xml'))
     with Image.open(tmp_path / 'busbw.png') as image:
         assert image.format == 'PNG'
-        assert image.size == (nccl_report.PLOT_SIZE_INCHES[0] * nccl_report.PLOT_DPI, nccl_report.PLOT_SIZE_INCHES[1] * nccl_report.PLOT_DPI)
+        assert image.size == (report_dir.PLOT_SIZE_INCHES[0] * report_dir.PLOT_DPI, report_dir.PLOT_SIZE_INCHES[1] * report_dir.PLOT_DPI)
     report = json.loads((tmp_path / 'report.json').read_text())
     assert report['schema'] == nccl_report.REPORT_SCHEMA and report['verdict'] == result['verdict']['verdict']
     for coll in report['collectives']:

@@ -13,11 +13,14 @@ import time
 
 import pytest
 import yaml
+from PIL import Image
 
 from sandbox.kube import KubeHub
 from sandbox.kube.openshift import OpenShiftSimulation, PACKAGES
 
 from playbook_runner import collection_root, collections_path
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
 
 MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 DELAY = 0.05
@@ -75,6 +78,14 @@ class OpenShift:
 
     def report(self):
         return json.loads((self.report_dir / 'report.json').read_text(encoding='utf-8'))
+
+    def report_files(self):
+        """The report directory's files by name (bytes, mtime), once the plot is seen to be a PNG of its size."""
+        assert sorted(os.listdir(self.report_dir)) == sorted(perftest.FILES)
+        with Image.open(self.report_dir / perftest.PLOT) as image:
+            assert image.format == 'PNG'
+            assert image.size == (report_dir.PLOT_SIZE_INCHES[0] * report_dir.PLOT_DPI, report_dir.PLOT_SIZE_INCHES[1] * report_dir.PLOT_DPI)
+        return {name: ((self.report_dir / name).read_bytes(), os.stat(self.report_dir / name).st_mtime_ns) for name in perftest.FILES}
 
     def stop(self):
         assert not self.sim.errors, self.sim.errors
@@ -144,11 +155,13 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     report = openshift.report()
     assert report['verdict']['verdict'] == 'PASS' and report['verdict']['bw_average_gbps'] == 180.47
     assert 'ib_write_bw shared_device/roce: PASS' in first.stdout
+    written = openshift.report_files()   # report.json, junit.xml, summary.md and the plot
 
-    # The same again (the measurement aside): nothing changes, nothing is written.
-    again = run('shared_device', 'roce', args=['--tags', 'operators,cluster,network'])
+    # The same again, the measurement too: nothing changes in the cluster, no report file is rewritten.
+    again = run('shared_device', 'roce', args=['--tags', 'operators,cluster,network,proof'])
     assert again.returncode == 0, _out(again)
     assert again.recap['changed'] == 0 and not again.mutations, _out(again)
+    assert openshift.report_files() == written
 
     # Each other configuration replaces the previous one: its objects removed (reported), the new ones ready, PASS.
     previous = CONFIGURATIONS[0][1]
@@ -162,6 +175,9 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
         assert openshift.get('network-attachment-definitions.k8s.cni.cncf.io', network[1], 'default') is not None
         assert openshift.report()['configuration'] == '%s/%s' % (method, link)
         assert openshift.report()['verdict']['verdict'] == 'PASS'
+        now = openshift.report_files()
+        assert now[perftest.PLOT][0] != written[perftest.PLOT][0]   # redrawn: its title names the configuration
+        written = now
         assert ('derived: the chapter does not show this configuration' in switched.stdout) == \
             ((method, link) in (('host_device', 'infiniband'), ('sriov_legacy', 'infiniband')))
         previous = network
@@ -174,6 +190,7 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     slow = run('sriov_legacy', 'infiniband', args=['--tags', 'proof'])
     assert slow.returncode != 0 and 'ib_write_bw verdict FAIL: BW average 60.00 Gb/s is below 150.00 Gb/s' in slow.stdout, _out(slow)
     assert openshift.report()['verdict']['verdict'] == 'FAIL'
+    assert openshift.report_files()[perftest.PLOT][0] != written[perftest.PLOT][0]
 
     # Teardown leaves the operators, removes the rest.
     down = run('sriov_legacy', 'infiniband', playbook='openshift_rdma_teardown.yml')

@@ -16,7 +16,7 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute, families, gke
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute, families, gke, openshift
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -101,6 +101,13 @@ def test_image_docs_name_the_catalogs_image():
     options = module_doc('plugins/modules/gce_gpudirect_instance.py')['options']
     assert 'C(%s) when unset' % compute.COS_IMAGE_FAMILY in ' '.join(options['image_family']['description'])
     assert 'C(%s) when unset' % compute.COS_IMAGE_PROJECT in ' '.join(options['image_project']['description'])
+
+
+def test_perftest_report_defaults_are_the_catalogs():
+    options = module_doc('plugins/modules/perftest_report.py')['options']
+    assert options['threshold_fraction']['default'] == openshift.PROOF_THRESHOLD_FRACTION
+    assert 'default rate (%d Gb/s)' % openshift.DEFAULT_LINK_GBPS in ' '.join(options['link_gbps']['description'])
+    assert role_options('openshift_rdma')['openshift_rdma_threshold_fraction']['default'] == openshift.PROOF_THRESHOLD_FRACTION
 
 
 # Each literal fact, and the only files outside the catalog allowed to write it (each checked above

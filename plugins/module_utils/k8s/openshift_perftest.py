@@ -4,7 +4,8 @@
 
 perftest prints a header block, then the table ``#bytes #iterations BW peak[UNIT] BW average[UNIT]
 MsgRate[Mpps]`` (UNIT ``Gb/sec`` with ``--report_gbits``, else ``MB/sec``) and one row per size.  The
-report follows the NCCL reports' set of formats (report.json, junit.xml, summary.md) with its own schema.
+report follows the NCCL reports' set of formats (report.json, junit.xml, summary.md, and a plot of BW average
+and peak against message size drawn by ``report_dir``, as the NCCL one) with its own schema.
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
 
 REPORT_SCHEMA = 'aiinfra.gpudirect/perftest-report/1'
+PLOT = 'bandwidth.png'
+FILES = ('report.json', 'junit.xml', 'summary.md', PLOT)
+# Gb/s per unit of perftest's BW columns: --report_gbits prints Gb/sec, else MB/sec (10^6 bytes).
+GBPS_PER_UNIT = {'Gb/sec': 1.0, 'MB/sec': 8 / 1000.0}
 _HEADER = re.compile(r'#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]\s+BW average\[[^\]]+\](?:\s+MsgRate\[Mpps\])?')
 _ROW = re.compile(r'^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)(?:\s+([\d.]+))?\s*$')
 _RATE = re.compile(r'Rate:\s*(\d+(?:\.\d+)?)')
@@ -29,9 +35,9 @@ def parse(output):
     if not header:
         raise ValueError('no perftest result table (#bytes #iterations BW peak ...) in the output')
     unit = header.group('unit')
-    if unit not in ('Gb/sec', 'MB/sec'):
+    if unit not in GBPS_PER_UNIT:
         raise ValueError('unknown bandwidth unit %s' % unit)
-    to_gbps = 1.0 if unit == 'Gb/sec' else 8 / 1000.0
+    to_gbps = GBPS_PER_UNIT[unit]
     rows = []
     for line in text[header.end():].splitlines():
         match = _ROW.match(line)
@@ -101,6 +107,23 @@ def markdown(report):
                  verdict['verdict'])]
     lines += ['', *('- %s' % reason for reason in verdict['reasons'])]
     return '\n'.join(lines).rstrip() + '\n'
+
+
+def plot_lines(report):
+    """What the plot shows: BW average and BW peak in Gb/s per message size, the verdict's threshold, the titles."""
+    result, verdict = report['result'], report['verdict']
+    to_gbps = GBPS_PER_UNIT[result['unit']]
+    series = [(label, style, [(row['bytes'], round(row[column] * to_gbps, 4)) for row in result['rows']])
+              for label, style, column in (('BW average', '-o', 'bw_average'), ('BW peak', '--s', 'bw_peak'))]
+    threshold = (verdict['threshold_gbps'], 'threshold %.2f Gb/s (%.0f%% of the %g Gb/s link)'
+                 % (verdict['threshold_gbps'], verdict['fraction'] * 100, verdict['link_gbps']))
+    return {'series': series, 'thresholds': [threshold], 'ylabel': 'bandwidth (Gb/s)',
+            'title': 'ib_write_bw %s -- %s' % (report['configuration'], verdict['verdict'])}
+
+
+def plot_png(report, path):
+    """The plot of the report directory (report_dir draws it as it draws the NCCL one)."""
+    return report_dir.plot_bandwidth(path, **plot_lines(report))
 
 
 def render(report):

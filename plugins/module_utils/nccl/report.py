@@ -3,7 +3,8 @@
 """NCCL test reports: report.json, JUnit XML, a Markdown summary and a PNG plot (controller side).
 
 Everything but the plot is standard library. The plot needs matplotlib, imported only when a plot
-is drawn (the ``nccl_report`` module turns its absence into a missing_required_lib message).
+is drawn (the ``nccl_report`` module turns its absence into a missing_required_lib message); the
+directory is written, and the plot drawn, by ``report_dir`` (shared with the perftest report).
 
 Report directory:
 
@@ -18,16 +19,14 @@ Report directory:
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.verdict import collective_label, collective_limits
 
 REPORT_SCHEMA = 'aiinfra.gpudirect/nccl-report/1'
-FILES = ('report.json', 'junit.xml', 'summary.md', 'busbw.png')
-PLOT_SIZE_INCHES = (10, 6)
-PLOT_DPI = 100
-# 1000 x 600 pixels: wide enough for 20+ sizes on the axis, small enough for a CI artifact.
+PLOT = 'busbw.png'
+FILES = ('report.json', 'junit.xml', 'summary.md', PLOT)
 
 
 def _collective_entry(index, coll, verdict):
@@ -148,36 +147,16 @@ def markdown(report):
 
 
 def plot_png(report, path):
-    """busbw (GB/s) against message size, log-2 axis, one line per collective and placement, thresholds dashed."""
-    import matplotlib  # pylint: disable=import-outside-toplevel
-    matplotlib.use('Agg')
-    from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
-
-    figure, axes = pyplot.subplots(figsize=PLOT_SIZE_INCHES, dpi=PLOT_DPI)
-    try:
-        for coll in report['collectives']:
-            for placement, style in (('out_of_place', '-o'), ('in_place', '--s')):
-                points = [(r['size'], r[placement]['busbw']) for r in coll['rows'] if r.get(placement)]
-                if points:
-                    axes.plot([p[0] for p in points], [p[1] for p in points], style, markersize=3,
-                              label='%s %s' % (coll['name'], placement.replace('_', '-')))
-            limit = coll['thresholds'].get('large_busbw_gbps') or coll['thresholds'].get('avg_busbw_gbps')
-            if limit:
-                axes.axhline(limit, color='red', linestyle=':', linewidth=1.5,
-                             label='%s threshold %.0f GB/s' % (coll['name'], limit))
-        axes.set_xscale('log', base=2)
-        axes.set_xlabel('message size (bytes)')
-        axes.set_ylabel('bus bandwidth (GB/s)')
-        axes.set_title('NCCL %s -- %s' % (report.get('machine_type') or '', report['verdict']))
-        axes.grid(True, which='both', alpha=0.3)
-        if axes.get_legend_handles_labels()[0]:
-            axes.legend(loc='upper left', fontsize='small')
-        else:
-            axes.text(0.5, 0.5, 'no results to plot', transform=axes.transAxes, ha='center')
-        figure.savefig(path, dpi=PLOT_DPI)
-    finally:
-        pyplot.close(figure)
-    return path
+    """busbw (GB/s) against message size, one line per collective and placement, each collective's threshold."""
+    series, thresholds = [], []
+    for coll in report['collectives']:
+        for placement, style in (('out_of_place', '-o'), ('in_place', '--s')):
+            series.append(('%s %s' % (coll['name'], placement.replace('_', '-')), style,
+                           [(r['size'], r[placement]['busbw']) for r in coll['rows'] if r.get(placement)]))
+        limit = coll['thresholds'].get('large_busbw_gbps') or coll['thresholds'].get('avg_busbw_gbps')
+        thresholds.append((limit, '%s threshold %.0f GB/s' % (coll['name'], limit or 0)))
+    return report_dir.plot_bandwidth(path, series, thresholds, ylabel='bus bandwidth (GB/s)',
+                                     title='NCCL %s -- %s' % (report.get('machine_type') or '', report['verdict']))
 
 
 def render(report):
@@ -187,17 +166,3 @@ def render(report):
         'junit.xml': junit_xml(report),
         'summary.md': markdown(report),
     }
-
-
-def write(dest, report, files, plot=True):
-    """Write the report directory: ``files`` (what render(report) gave) and the plot; returns the paths written."""
-    os.makedirs(dest, exist_ok=True)
-    written = []
-    for name, content in files.items():
-        path = os.path.join(dest, name)
-        with open(path, 'w', encoding='utf-8') as handle:
-            handle.write(content)
-        written.append(path)
-    if plot:
-        written.append(plot_png(report, os.path.join(dest, 'busbw.png')))
-    return written

@@ -295,6 +295,16 @@ def test_second_operator_group_and_floor():
     assert olm.below_floor('gpu-operator-certified.v23.9.1', '24.9.0') and not olm.below_floor('nfd.4.17.0-2024', '4.16.0')
 
 
+def test_floor_reports_name_each_operator_below_its_floor():
+    def subscription(operator, installed):
+        return {'metadata': {'name': operator['subscription'], 'namespace': operator['namespace']}, 'status': {'installedCSV': installed}}
+    first, second = catalog.OPERATORS[:2]
+    old = '%s.v0.0.1' % first['package']
+    reports = olm.floor_reports(catalog.OPERATORS, [subscription(first, old), subscription(second, '%s.v999.0.0' % second['package'])])
+    assert reports == ['%s: installed %s is older than the floor %s; upgrade it through its Subscription' % (first['title'], old, first['floor'])]
+    assert olm.floor_reports(catalog.OPERATORS, []) == []
+
+
 @pytest.mark.parametrize('kind,status,expected', [
     ('ClusterServiceVersion', {'phase': 'Installing'}, 'pending'),
     ('ClusterServiceVersion', {'phase': 'Failed', 'reason': 'TooManyOperatorGroups', 'message': 'many'}, 'failed'),

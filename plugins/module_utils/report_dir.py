@@ -1,0 +1,119 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A report directory on the controller: text files and a bandwidth plot, written only when they differ.
+
+The one mechanism behind the nccl_report and perftest_report modules: each renders its own text files
+(report.json, junit.xml, summary.md) and says what its plot shows; this module decides ``changed``, honours
+check mode and diff, writes the directory, and draws bandwidth against message size on a log-2 axis with
+the threshold lines.  Everything but the plot is standard library; matplotlib is imported only to draw.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+
+REPORT = 'report.json'
+PLOT_SIZE_INCHES = (10, 6)
+PLOT_DPI = 100
+# 1000 x 600 pixels: wide enough for 20+ sizes on the axis, small enough for a CI artifact.
+
+
+def previous_text(path):
+    """What a report file held before this run ('' when there was none)."""
+    try:
+        with open(path, encoding='utf-8') as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ''
+
+
+def stale(dest, files, plot_name=None):
+    """True when a text file in ``dest`` differs from ``files`` (name -> content) or the plot is missing.
+
+    The plot is drawn from the same report as the text files, so it is stale only when they are or when it is gone.
+    """
+    return any(previous_text(os.path.join(dest, name)) != content for name, content in files.items()) or \
+        bool(plot_name and not os.path.exists(os.path.join(dest, plot_name)))
+
+
+def require_matplotlib(module, plot_name):
+    """Fail naming matplotlib and the way around it (``plot: false``) when it cannot be imported."""
+    try:
+        import matplotlib  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
+    except ImportError:
+        module.fail_json(msg=missing_required_lib('matplotlib', reason='to draw %s (or set plot: false)' % plot_name),
+                         exception=traceback.format_exc())
+
+
+def plot_bandwidth(path, series, thresholds, ylabel, title):
+    """Draw bandwidth against message size (log-2 axis) into the PNG ``path``.
+
+    ``series``: (label, matplotlib style, [(size in bytes, bandwidth)]) per line; ``thresholds``: (value, label) per
+    dotted red line (a value of None or 0 draws nothing).
+    """
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use('Agg')
+    from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
+
+    figure, axes = pyplot.subplots(figsize=PLOT_SIZE_INCHES, dpi=PLOT_DPI)
+    try:
+        for label, style, points in series:
+            if points:
+                axes.plot([p[0] for p in points], [p[1] for p in points], style, markersize=3, label=label)
+        for value, label in thresholds:
+            if value:
+                axes.axhline(value, color='red', linestyle=':', linewidth=1.5, label=label)
+        axes.set_xscale('log', base=2)
+        axes.set_ylim(bottom=0)   # from zero, so that the distance to the threshold reads true
+        axes.set_xlabel('message size (bytes)')
+        axes.set_ylabel(ylabel)
+        axes.set_title(title)
+        axes.grid(True, which='both', alpha=0.3)
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend(loc='upper left', fontsize='small')
+        else:
+            axes.text(0.5, 0.5, 'no results to plot', transform=axes.transAxes, ha='center')
+        figure.savefig(path, dpi=PLOT_DPI)
+    finally:
+        pyplot.close(figure)
+    return path
+
+
+def write(dest, files, plot_name=None, draw=None):
+    """Write ``files`` (name -> content) into ``dest`` and, with ``plot_name``, ``draw(path)``; the paths written."""
+    os.makedirs(dest, exist_ok=True)
+    written = []
+    for name, content in files.items():
+        path = os.path.join(dest, name)
+        with open(path, 'w', encoding='utf-8') as handle:
+            handle.write(content)
+        written.append(path)
+    if plot_name:
+        written.append(draw(os.path.join(dest, plot_name)))
+    return written
+
+
+def sync(module, dest, files, plot_name=None, draw=None):
+    """Bring the report directory ``dest`` to ``files`` and the plot: {'changed', 'files'[, 'diff']} for exit_json.
+
+    Changed only when a file differs (or the plot is missing); in check mode nothing is written and ``files`` is
+    empty; the diff shows the old and new report.json.
+    """
+    report_path = os.path.join(dest, REPORT)
+    before = previous_text(report_path)
+    changed = stale(dest, files, plot_name)
+    paths = [os.path.join(dest, name) for name in files] + ([os.path.join(dest, plot_name)] if plot_name else [])
+    if module.check_mode:
+        paths = []
+    elif changed:
+        try:
+            paths = write(dest, files, plot_name, draw)
+        except OSError as exc:
+            module.fail_json(msg='dest: cannot write the report in %s (%s)' % (dest, exc))
+    result = {'changed': changed, 'files': paths}
+    if module._diff:
+        result['diff'] = {'before': before, 'after': files.get(REPORT, ''), 'before_header': report_path, 'after_header': report_path}
+    return result

@@ -260,8 +260,8 @@ def report(args, rows, reruns, notes):
     print('- time beyond the critical path not growing with the VM count: %.1fs at %d VMs, %.1fs at %d VMs (%+.1fs; met when at most '
           '+1.0s, the noise of one run on this shared machine) (%s)'
           % (small['wall'] - critical, small['nodes'], large['wall'] - critical, large['nodes'], growth, verdict(growth <= 1.0)))
-    print('  CPU seconds of ours (the load inflates them less than wall time, not at all only when idle): %.1f at %d VMs, %.1f at %d VMs' % (small['cpu'], small['nodes'],
-                                                                                                      large['cpu'], large['nodes']))
+    print('  CPU seconds of ours (the load inflates them less than wall time, but not at all only when idle): %.1f at %d VMs, '
+          '%.1f at %d VMs' % (small['cpu'], small['nodes'], large['cpu'], large['nodes']))
     print('- at most 1.5 requests per VM at %d VMs: %.2f of all requests, %.2f of VM requests (%s)' % (
         large['nodes'], large['requests'] / large['nodes'], large['vm_requests'] / large['nodes'], verdict(large['requests'] <= 1.5 * large['nodes'])))
     mutating = [(nodes, sum(1 for entry in log if entry['method'] in MUTATING)) for nodes, _wall, log in reruns]

@@ -1,6 +1,6 @@
 """Provisioning benchmark: a GPUDirect fabric plus N A3 Mega VMs, for several N, side by side in one run.
 
-    .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64] [--gcloud-seed] [--skip-google-cloud] [--profile] [--logs DIR] [--ours-only]
+    .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64] [--gcloud-seed] [--skip-google-cloud] [--profile] [--logs DIR] [--ours-only] [--in-process-prototype]
 
 Every contender works in its own project (one per contender and VM count) of one local sandbox
 (tests/sandbox) whose operations take --latency seconds, so the API is equally slow for all of them:
@@ -39,10 +39,12 @@ sys.path.insert(0, str(ROOT / 'tests'))
 sys.path.insert(0, str(ROOT / 'bench'))
 
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
+import inprocess_prototype  # noqa: E402  pylint: disable=wrong-import-position
 
 FAMILY, PLAYBOOK, DATA_NETWORKS = 'a3-megagpu-8g', 'a3mega.yml', 8
 REGION, ZONE, PREFIX = 'us-central1', 'us-central1-a', 'bench'
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
+PROTOTYPE = 'prototype: ours with modules in-process'
 
 
 def collections_dir(profile=False):
@@ -197,6 +199,9 @@ def main():
     parser.add_argument('--profile', action='store_true',
                         help="print the per-task times of ours' first run at each count (ansible.posix.profile_tasks, from the ansible wheel)")
     parser.add_argument('--ours-only', action='store_true', help='leave out every other contender (to profile ours)')
+    parser.add_argument('--in-process-prototype', action='store_true',
+                        help='also run ours with its API modules run inside the worker process (bench/inprocess_prototype.py: '
+                        'a measurement, not part of the collection)')
     parser.add_argument('--logs', metavar='DIR', help="keep the output of each of ours' runs in DIR")
     args = parser.parse_args()
     if shutil.which('gcloud') is None:
@@ -205,6 +210,7 @@ def main():
         pathlib.Path(args.logs).mkdir(parents=True, exist_ok=True)
     collections_path = collections_dir(args.profile)
     run_ours = Ours(args.profile, args.logs)
+    prototype_path = inprocess_prototype.prototype_collections(ROOT) if args.in_process_prototype else None
     rows, reruns, notes = [], [], []
     runner, reason = (None, 'google.cloud run skipped (--skip-google-cloud)') if args.skip_google_cloud else google_cloud_runner()
     if reason:
@@ -221,11 +227,17 @@ def main():
             before, rerun_start = len(project_log(sandbox, project)), time.monotonic()
             run_ours(sandbox, project, nodes, collections_path)
             reruns.append((nodes, time.monotonic() - rerun_start, project_log(sandbox, project)[before:]))
+            if prototype_path:
+                rows.append(measure(PROTOTYPE, Ours(), sandbox, 'bench-inprocess-%d' % nodes, nodes, prototype_path))
         for nodes in args.nodes:
             for name, function in contenders:
                 project = 'bench-%s-%d' % ('seed' if name.startswith('gcloud (seed') else name.split()[0].replace('.', '-'), nodes)
                 rows.append(measure(name, function, sandbox, project, nodes, collections_path))
     shutil.rmtree(collections_path, ignore_errors=True)
+    if prototype_path:
+        shutil.rmtree(prototype_path, ignore_errors=True)
+        notes.append('%s: bench/inprocess_prototype.py, a measurement of what running modules in-process would save; '
+                     'not part of the collection' % PROTOTYPE)
     if args.profile:
         notes += ['our first run at %d VMs, per task (profile_tasks):\n%s' % (nodes, output.split('PLAY RECAP')[-1])
                   for (project, nodes, output) in run_ours.outputs[::2]]

@@ -1,6 +1,7 @@
 """Provisioning benchmark: a GPUDirect fabric plus N A3 Mega VMs, for several N, side by side in one run.
 
-    .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64] [--gcloud-seed] [--skip-google-cloud] [--profile] [--logs DIR] [--ours-only] [--in-process-prototype]
+    .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64] [--gcloud-seed] [--skip-google-cloud]
+                                        [--profile] [--logs DIR] [--ours-only] [--in-process-prototype]
 
 Every contender works in its own project (one per contender and VM count) of one local sandbox
 (tests/sandbox) whose operations take --latency seconds, so the API is equally slow for all of them:

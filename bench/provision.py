@@ -1,6 +1,7 @@
 """Provisioning benchmark: a GPUDirect fabric plus N A3 Mega VMs, for several N, side by side in one run.
 
     .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64] [--gcloud-seed] [--skip-google-cloud]
+                                        [--profile] [--logs DIR] [--ours-only] [--in-process-prototype]
 
 Every contender works in its own project (one per contender and VM count) of one local sandbox
 (tests/sandbox) whose operations take --latency seconds, so the API is equally slow for all of them:
@@ -31,36 +32,60 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+BUILD = pathlib.Path(os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')))
 sys.path.insert(0, str(ROOT / 'tests'))
 sys.path.insert(0, str(ROOT / 'bench'))
 
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
+import inprocess_prototype  # noqa: E402  pylint: disable=wrong-import-position
 
 FAMILY, PLAYBOOK, DATA_NETWORKS = 'a3-megagpu-8g', 'a3mega.yml', 8
 REGION, ZONE, PREFIX = 'us-central1', 'us-central1-a', 'bench'
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
+PROTOTYPE = 'prototype: ours with modules in-process'
 
 
-def collections_dir():
-    """A temporary ANSIBLE_COLLECTIONS_PATH whose aiinfra/gpudirect is this checkout."""
+def collections_dir(profile=False):
+    """A temporary ANSIBLE_COLLECTIONS_PATH whose aiinfra/gpudirect is this checkout; with ``profile``, ansible.posix
+    (for its profile_tasks callback) from the `ansible` wheel scripts/test keeps in $GPUDIRECT_BUILD/deps/wheel."""
     path = pathlib.Path(tempfile.mkdtemp(prefix='bench-collections-'))
     (path / 'ansible_collections' / 'aiinfra').mkdir(parents=True)
     (path / 'ansible_collections' / 'aiinfra' / 'gpudirect').symlink_to(ROOT)
+    if profile:
+        wheels = sorted((BUILD / 'deps' / 'wheel').glob('ansible-*.whl'))
+        if not wheels:
+            raise SystemExit('--profile takes ansible.posix from the ansible wheel in %s: run `bash scripts/test` once' % (BUILD / 'deps'))
+        with zipfile.ZipFile(wheels[-1]) as wheel:
+            wheel.extractall(path, [name for name in wheel.namelist() if name.startswith('ansible_collections/ansible/posix/')])
     return path
 
 
-def run_ours(sandbox, project, nodes, collections_path):
-    env = {key: value for key, value in os.environ.items() if not key.startswith(('GCP_', 'CLOUDSDK_', 'ANSIBLE_'))}
-    env.update(GCP_AUTH_KIND='none', GCP_PROJECT=project, CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=sandbox.compute_url,
-               ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1')
-    extra = {'gpudirect_project': project, 'gpudirect_zone': ZONE, 'gpudirect_network_prefix': PREFIX, 'gpudirect_node_count': nodes}
-    command = [str(pathlib.Path(sys.executable).parent / 'ansible-playbook'), '-i', str(ROOT / 'inventories' / 'sandbox'),
-               str(ROOT / 'playbooks' / PLAYBOOK), '-e', json.dumps(extra)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise SystemExit('our playbook failed:\n' + result.stdout[-3000:])
+class Ours:
+    """ansible-playbook playbooks/a3mega.yml; with ``profile``, ansible.posix.profile_tasks's per-task times in its output,
+    which goes to ``logs`` (a directory) when given."""
+
+    def __init__(self, profile=False, logs=None):
+        self.profile, self.logs, self.outputs = profile, logs, []
+
+    def __call__(self, sandbox, project, nodes, collections_path):
+        env = {key: value for key, value in os.environ.items() if not key.startswith(('GCP_', 'CLOUDSDK_', 'ANSIBLE_'))}
+        env.update(GCP_AUTH_KIND='none', GCP_PROJECT=project, CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=sandbox.compute_url,
+                   ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1')
+        if self.profile:   # per-task times at the end of the output, all of them
+            env.update(ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', PROFILE_TASKS_TASK_OUTPUT_LIMIT='all')
+        extra = {'gpudirect_project': project, 'gpudirect_zone': ZONE, 'gpudirect_network_prefix': PREFIX, 'gpudirect_node_count': nodes}
+        command = [str(pathlib.Path(sys.executable).parent / 'ansible-playbook'), '-i', str(ROOT / 'inventories' / 'sandbox'),
+                   str(ROOT / 'playbooks' / PLAYBOOK), '-e', json.dumps(extra)]
+        result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        self.outputs.append((project, nodes, result.stdout))
+        if self.logs:
+            run = sum(1 for output in self.outputs if output[0] == project)
+            (pathlib.Path(self.logs) / ('%s-run%d.log' % (project, run))).write_text(result.stdout + result.stderr, encoding='utf-8')
+        if result.returncode != 0:
+            raise SystemExit('our playbook failed:\n' + result.stdout[-3000:])
 
 
 def gcloud_env(sandbox, project, config):
@@ -172,16 +197,29 @@ def main():
                         '(default 16 64)')
     parser.add_argument('--gcloud-seed', action='store_true', help="also run seed 000's one-create-per-VM gcloud sequence (slow)")
     parser.add_argument('--skip-google-cloud', action='store_true', help='leave out the google.cloud contender')
+    parser.add_argument('--profile', action='store_true',
+                        help="print the per-task times of ours' first run at each count (ansible.posix.profile_tasks, from the ansible wheel)")
+    parser.add_argument('--ours-only', action='store_true', help='leave out every other contender (to profile ours)')
+    parser.add_argument('--in-process-prototype', action='store_true',
+                        help='also run ours with its API modules run inside the worker process (bench/inprocess_prototype.py: '
+                        'a measurement, not part of the collection)')
+    parser.add_argument('--logs', metavar='DIR', help="keep the output of each of ours' runs in DIR")
     args = parser.parse_args()
     if shutil.which('gcloud') is None:
         raise SystemExit('gcloud is not on PATH')
-    collections_path = collections_dir()
+    if args.logs:
+        pathlib.Path(args.logs).mkdir(parents=True, exist_ok=True)
+    collections_path = collections_dir(args.profile)
+    run_ours = Ours(args.profile, args.logs)
+    prototype_path = inprocess_prototype.prototype_collections(ROOT) if args.in_process_prototype else None
     rows, reruns, notes = [], [], []
     runner, reason = (None, 'google.cloud run skipped (--skip-google-cloud)') if args.skip_google_cloud else google_cloud_runner()
     if reason:
         notes.append(reason)
     contenders = [('gcloud bulk create', run_gcloud_bulk)] + ([('gcloud (seed 000 sequence)', run_gcloud_seed)] if args.gcloud_seed else [])
     contenders += [('google.cloud modules', runner)] if runner else []
+    if args.ours_only:
+        contenders, notes = [], ['other contenders left out (--ours-only)']
     with Sandbox(latency=args.latency).start() as sandbox:
         # Ours at every count first, back to back, so that the counts meet about the same load.
         for nodes in args.nodes:
@@ -190,11 +228,20 @@ def main():
             before, rerun_start = len(project_log(sandbox, project)), time.monotonic()
             run_ours(sandbox, project, nodes, collections_path)
             reruns.append((nodes, time.monotonic() - rerun_start, project_log(sandbox, project)[before:]))
+            if prototype_path:
+                rows.append(measure(PROTOTYPE, Ours(), sandbox, 'bench-inprocess-%d' % nodes, nodes, prototype_path))
         for nodes in args.nodes:
             for name, function in contenders:
                 project = 'bench-%s-%d' % ('seed' if name.startswith('gcloud (seed') else name.split()[0].replace('.', '-'), nodes)
                 rows.append(measure(name, function, sandbox, project, nodes, collections_path))
     shutil.rmtree(collections_path, ignore_errors=True)
+    if prototype_path:
+        shutil.rmtree(prototype_path, ignore_errors=True)
+        notes.append('%s: bench/inprocess_prototype.py, a measurement of what running modules in-process would save; '
+                     'not part of the collection' % PROTOTYPE)
+    if args.profile:
+        notes += ['our first run at %d VMs, per task (profile_tasks):\n%s' % (nodes, output.split('PLAY RECAP')[-1])
+                  for (project, nodes, output) in run_ours.outputs[::2]]
     report(args, rows, reruns, notes)
 
 
@@ -226,8 +273,8 @@ def report(args, rows, reruns, notes):
     print('- time beyond the critical path not growing with the VM count: %.1fs at %d VMs, %.1fs at %d VMs (%+.1fs; met when at most '
           '+1.0s, the noise of one run on this shared machine) (%s)'
           % (small['wall'] - critical, small['nodes'], large['wall'] - critical, large['nodes'], growth, verdict(growth <= 1.0)))
-    print('  CPU seconds of ours, which the load does not inflate: %.1f at %d VMs, %.1f at %d VMs' % (small['cpu'], small['nodes'],
-                                                                                                      large['cpu'], large['nodes']))
+    print('  CPU seconds of ours (the load inflates them less than wall time, but not at all only when idle): %.1f at %d VMs, '
+          '%.1f at %d VMs' % (small['cpu'], small['nodes'], large['cpu'], large['nodes']))
     print('- at most 1.5 requests per VM at %d VMs: %.2f of all requests, %.2f of VM requests (%s)' % (
         large['nodes'], large['requests'] / large['nodes'], large['vm_requests'] / large['nodes'], verdict(large['requests'] <= 1.5 * large['nodes'])))
     mutating = [(nodes, sum(1 for entry in log if entry['method'] in MUTATING)) for nodes, _wall, log in reruns]

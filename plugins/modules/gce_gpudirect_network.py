@@ -236,16 +236,20 @@ ARGUMENT_SPEC = gce_network.ARGUMENT_SPEC
 
 
 def read_current(compute, plan):
-    """Every existing resource of the plan, keyed by (kind, name): one list call per collection."""
+    """Every existing resource of the plan, keyed by (kind, name): one list call per collection, the three at once."""
     wanted = {(resource.kind, resource.name) for resource in plan.resources}
     name_filter = {'filter': 'name eq "%s-.*"' % plan.prefix}
-    current = {}
-    for kind, path in (('network', 'global/networks'), ('subnetwork', 'regions/%s/subnetworks' % plan.region),
-                       ('firewall', 'global/firewalls')):
-        for item in compute.list(path, action='list %ss' % kind, params=name_filter):
-            if (kind, item['name']) in wanted:
-                current[(kind, item['name'])] = item
-    return current
+
+    def read(kind_path):
+        kind, path = kind_path
+        return list(compute.list(path, action='list %ss' % kind, params=name_filter))
+
+    collections = (('network', 'global/networks'), ('subnetwork', 'regions/%s/subnetworks' % plan.region), ('firewall', 'global/firewalls'))
+    outcomes = gcp_client.map_concurrently(read, collections)
+    for _item, _items, error in outcomes:
+        if error is not None:   # the first in the order above, as when they were read one after another
+            raise error
+    return {(kind, item['name']): item for (kind, _path), items, _error in outcomes for item in items if (kind, item['name']) in wanted}
 
 
 def plan_changes(plan, current):

@@ -7,12 +7,14 @@ against what exists: the zones of a region, a machine type or disk type in a zon
 subnetworks and the addresses still free in them. gce_gpudirect_instance calls them before it inserts,
 and gpudirect_plan calls the same functions at the top of a playbook, before any stage writes.
 Every function raises SpecError with the field first, as the plans do. Reads only (GET and list).
+check_references sends its reads at once (ConcurrentReads), since none depends on another.
 """
 
 from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce.instance import SpecError
 
@@ -53,7 +55,7 @@ def check_disk_type(compute, zone, disk_type, field='boot_disk_type'):
 
 def check_image(compute, source_image, field='image_family'):
     """The boot image (a family link or an image link) exists."""
-    path = source_image.split('/compute/v1/', 1)[-1]
+    path = image_path(source_image)
     if '/global/images/family/' in path:
         project, family = path.split('/')[1], path.rsplit('/', 1)[-1]
         if compute.get(path, "get image family '%s'" % family) is None:
@@ -90,13 +92,76 @@ def check_capacity(subnets, names, used, field='count'):
                                                                    subnet_capacity(cidr), used.get(subnet, 0), max(free, 0)))
 
 
+class ConcurrentReads:
+    """A ComputeClient's reads (get, list, aggregated_list) whose answers were fetched all at once.
+
+    The checks below read one thing after another; sent that way, each read waits for the one before (a round trip
+    each, eight or nine per check). ``expect`` names the reads the checks will make: they are sent concurrently, and
+    each check then takes its answer, or its error (worded with the check's own action), in the order it asks, so the
+    first problem reported is the one the sequential reads would report. A read not expected is sent when asked.
+    """
+
+    def __init__(self, compute, expect):
+        self.compute = compute
+        outcomes = gcp_client.map_concurrently(self._fetch, expect, max_workers=len(expect))
+        self.answers = {read: (result, error) for read, result, error in outcomes}
+
+    def _fetch(self, read):
+        method, path = read
+        if method == 'get':
+            return self.compute.get(path)
+        if method == 'list':
+            return list(self.compute.list(path))
+        return list(self.compute.aggregated_list(path))
+
+    def _answer(self, read, action, fetch):
+        if read not in self.answers:
+            return fetch()
+        result, error = self.answers[read]
+        if error is not None:
+            error.action = action or error.action
+            raise error
+        return result
+
+    def get(self, path, action=None):
+        return self._answer(('get', path), action, lambda: self.compute.get(path, action))
+
+    def list(self, path, action=None):
+        return self._answer(('list', path), action, lambda: list(self.compute.list(path, action)))
+
+    def aggregated_list(self, collection, action=None):
+        return self._answer(('aggregated', collection), action, lambda: list(self.compute.aggregated_list(collection, action)))
+
+    def instances_by_name(self, names):
+        return self.compute.instances_by_name(names)
+
+
+def image_path(source_image):
+    """The API path of a boot image link (a family or an image)."""
+    return source_image.split('/compute/v1/', 1)[-1]
+
+
+def references_reads(spec, zone, fallback_zones):
+    """The reads check_references makes, for ConcurrentReads."""
+    region = links.region_of(zone)
+    disk = spec.template['disks'][0]['initializeParams']
+    reads = [('get', 'regions/%s' % region)]
+    reads += [('get', 'zones/%s/machineTypes/%s' % (name, spec.family.machine_type)) for name in [zone] + list(fallback_zones)]
+    if disk.get('diskType'):
+        reads.append(('get', 'zones/%s/diskTypes/%s' % (zone, links.resource_name(disk['diskType']))))
+    reads += [('get', image_path(disk['sourceImage'])), ('list', 'global/networks'), ('list', 'regions/%s/subnetworks' % region),
+              ('aggregated', 'instances')]
+    return reads
+
+
 def check_references(compute, spec, names, zone, fallback_zones=(), planned_subnets=None, new_vms=None):
-    """Everything the inserts refer to exists, read before the first insert.
+    """Everything the inserts refer to exists, read before the first insert (the reads sent at once: ConcurrentReads).
 
     planned_subnets: {subnet name: cidr} that an earlier stage creates (the playbook's network stage);
     a subnet that neither exists nor is planned is refused when its network exists.
     new_vms: how many of ``names`` the call creates (read from the API when not given), for the reservation's room.
     """
+    compute = ConcurrentReads(compute, references_reads(spec, zone, fallback_zones))
     check_zones(compute, zone, fallback_zones)
     # Which zones offer a GPU machine type changes as Google adds capacity: the API's own answer is the source.
     for name, field in [(zone, 'zone')] + [(other, 'fallback_zones') for other in fallback_zones]:

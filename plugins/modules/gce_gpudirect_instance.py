@@ -324,7 +324,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups as gce_lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
 ARGUMENT_SPEC = gce_instance.ARGUMENT_SPEC
@@ -477,7 +477,7 @@ def ensure_placement_policy(compute, params, check_mode, actions):
     if compute.get(path, "get resource policy '%s'" % name) is not None:
         return
     if not params['create_placement_policy']:
-        raise gce_instance.SpecError("placement_policy: '%s' does not exist in %s; create it or set create_placement_policy: true" % (name, region))
+        raise PlanError("placement_policy: '%s' does not exist in %s; create it or set create_placement_policy: true" % (name, region))
     actions.append("create compact placement policy '%s' in %s" % (name, region))
     if not check_mode:
         compute.run('POST', 'regions/%s/resourcePolicies' % region, "create resource policy '%s'" % name,
@@ -500,7 +500,7 @@ def check_references(module, spec, params, names, new_vms):
         message = 'network_interfaces: network %s does not exist; create the GPUDirect network first (gce_gpudirect_network, or the ' \
                   'network tag of the playbook)' % ', '.join(missing)
         if not module.check_mode:
-            raise gce_instance.SpecError(message)
+            raise PlanError(message)
         module.warn(message + ' (check mode: assuming an earlier task creates it)')
 
 
@@ -516,7 +516,7 @@ def main():
     result = {'instances': [], 'events': [], 'actions': []}
     try:
         names, spec = gce_instance.build_from_params(params, module.compute.project)
-    except gce_instance.SpecError as exc:
+    except PlanError as exc:
         module.fail_json(msg=str(exc), **result)
     state = params['state']
     compute = module.compute
@@ -557,7 +557,7 @@ def main():
             for name in late:
                 runner.errors[name] = GcpError("bring instance '%s' to %s" % (name, targets[name]), 'still %s after %ss'
                                                % (final.get(name, {}).get('status', 'missing'), params['timeout']))
-    except gce_instance.SpecError as exc:
+    except PlanError as exc:
         module.fail_json(msg=str(exc), **result)
     except GcpError as exc:
         result['events'] = runner.events

@@ -219,7 +219,7 @@ def plan_stages(stages, project, problems):
     if 'instances' in stages:
         try:
             instances = gce_instance.build_from_params(stages['instances'], project)
-        except gce_instance.SpecError as exc:
+        except PlanError as exc:
             problems.add('instances', str(exc))
     if 'host' in stages:
         try:
@@ -247,7 +247,7 @@ def read_stages(compute, stages, network_plan, instances, problems):
     if network_plan is not None and instances is None:   # with VMs, check_references reads the region's zones once
         try:
             lookups.zones_of_region(compute, network_plan.region, field='region')
-        except gce_instance.SpecError as exc:
+        except PlanError as exc:
             problems.add('network', str(exc))
             return
     if instances is None:
@@ -257,7 +257,7 @@ def read_stages(compute, stages, network_plan, instances, problems):
     planned = {chain.subnet.name: chain.subnet.body['ipCidrRange'] for chain in network_plan.chains} if network_plan else {}
     try:
         networks = lookups.check_references(compute, spec, names, params['zone'], params['fallback_zones'], planned_subnets=planned)
-    except gce_instance.SpecError as exc:
+    except PlanError as exc:
         problems.add('instances', str(exc))
         return
     planned_networks = set(network_plan.network_names) if network_plan else set()

@@ -3,7 +3,7 @@
 import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce.instance import SpecError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
 
 BASE = {'names': None, 'count': 2, 'name_pattern': '{prefix}-vm-{n}', 'zone': 'us-central1-a', 'fallback_zones': [],
         'machine_type': 'a3-highgpu-8g', 'network_prefix': 'hi', 'network_interfaces': None, 'external_ip': True,
@@ -36,7 +36,7 @@ def test_names_from_count_and_pattern():
     ({'timeout': 0}, 'timeout: 0 seconds'),
 ])
 def test_bad_inputs_name_the_field(overrides, message):
-    with pytest.raises(SpecError) as raised:
+    with pytest.raises(PlanError) as raised:
         build(**overrides)
     assert str(raised.value).startswith(message)
 

@@ -99,9 +99,11 @@ class Live:
 
     def play(self, cluster, role, variables, check=False):
         """Run one role in a play against ``cluster``; returns (CompletedProcess, recap counts)."""
+        kubeconfig = self.kubeconfig(cluster)
         plays = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  'vars': {'ansible_python_interpreter': sys.executable},
-                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
+                  # gke_gpudirect reads through the kubernetes.core.k8s lookup, which module_defaults do not reach.
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role}}]}]
         return self._run(plays, ['-e', json.dumps(variables)] + (['--check'] if check else []))
 
@@ -109,9 +111,10 @@ class Live:
         """Run the role once per variables in ``cases``, each in its own play of ONE ansible-playbook run (a run costs
         seconds), a failure rescued so the next case runs (its section then says ``case N failed``); returns each
         case's output (its PLAY section)."""
+        kubeconfig = self.kubeconfig(cluster)
         plays = [{'name': 'case %d' % number, 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  'vars': {'ansible_python_interpreter': sys.executable},
-                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'block': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role},
                                         'vars': variables}],
                              'rescue': [{'name': 'Case %d failed' % number, 'ansible.builtin.debug': {'msg': 'case %d failed' % number}}]}]}

@@ -235,6 +235,19 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         installer = store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
         assert installer['spec']['template']['spec']['initContainers'][1]['image'] == image
 
+        # 6b. A DaemonSet that does not become ready in time (the kubelet paused, a new image rolling out): the wait
+        #     ends, and the check names the DaemonSet's verdict and the GPU nodes without a ready Pod of it.
+        live.controllers.pause('kubelet')
+        try:
+            stuck = _tcpxo(gke_gpudirect_plugin_image=image.replace('v1.0.14', 'v1.0.13'), gke_gpudirect_wait_retries=2)
+            run, counts = live.play('gpud', 'gke_gpudirect', stuck)
+        finally:
+            live.controllers.resume('kubelet')
+        assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
+        assert re.search(r'nccl-tcpxo-installer: pending: DaemonSet kube-system/nccl-tcpxo-installer \w+ \d of 2; '
+                         r'GPU nodes without a ready nccl-tcpxo-installer Pod: \S+', run.stdout), run.stdout[-4000:]
+        ok(live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_plugin_image=image))[0])   # back to step 6's installer, ready
+
         # 7. Params that point at VPCs which do not exist (another prefix: generation 2 of every GKENetworkParamSet).
         #    a) GKE's network controller paused: the Ready of generation 1 stays. Real GKE writes no observedGeneration
         #       on these conditions, so nothing tells a stale Ready from a current one: the role passes (a limit of

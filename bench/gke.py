@@ -290,7 +290,7 @@ def print_report(args, rows, rerun, notes):
     print('Seed 003 TCPXO: %d networks, cluster, %d-node %s pool, Networks + GKENetworkParamSets, %s; %s, '
           'Pods are ready %.1fs after binding; critical path %.1fs (network -> subnet, the cluster alongside -> node pool -> '
           'DaemonSets ready)\n' % (DATA_NETWORKS, GPU_NODES, MACHINE_TYPE, ' + '.join(DAEMONSETS), durations(args),
-                                    args.pod_ready_delay, critical))
+                                   args.pod_ready_delay, critical))
     print('| run | wall s | x critical path | x ours | CPU s | Compute/Container requests | mutating | Kubernetes requests | mutating |')
     print('|---|---|---|---|---|---|---|---|---|')
     for row in rows + [rerun]:

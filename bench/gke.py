@@ -1,6 +1,7 @@
 """GKE benchmark: our playbook against seed 003's manual sequence (gcloud + kubectl), side by side in one run.
 
-    .venv/bin/python bench/gke.py [--latency 5] [--pod-ready-delay 2] [--poll 1]
+    .venv/bin/python bench/gke.py [--latency 5] [--cluster-latency S] [--node-pool-latency S] [--pod-ready-delay 2] [--poll 1]
+                                  [--ours-only] [--profile] [--logs DIR]
 
 Both contenders work in their own project of one local sandbox (tests/sandbox) whose operations take
 --latency seconds and whose GKE clusters come alive as Kubernetes API stand-ins (tests/sandbox/kube,
@@ -16,9 +17,12 @@ Pods without containers: they count as running --pod-ready-delay seconds after t
   repeated every --poll seconds until its Pods run on every GPU node, as a reader of the manual does.
 
 The critical path is the chain no tool can overlap: the networks (network -> subnet, two
-operations; the cluster needs none of them and could run alongside) -> node pool -> DaemonSets
-ready, i.e. 3 x latency + the Pods' ready delay. The table gives each contender's wall time, its
-ratio to the critical path and to ours, and its requests to the Compute/Container API and to the
+operations) and, alongside them, the cluster (it needs none of the networks) -> node pool ->
+DaemonSets ready, i.e. max(2 x latency, cluster latency) + node pool latency + the Pods' ready delay
+(3 x latency + the ready delay when every operation takes --latency). --cluster-latency and
+--node-pool-latency give those two Container operations their own duration (for example GKE's
+minutes; the Compute operations keep --latency). The table gives each contender's wall time, its
+ratio to the critical path and to ours, the CPU seconds of its processes, and its requests to the Compute/Container API and to the
 cluster's Kubernetes API; then requests per resource; then a rerun of ours (target: no mutating
 request to either API).
 """
@@ -29,6 +33,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -238,13 +243,21 @@ def requests_by_resource(cloud, kube):
     return counts
 
 
+def children_cpu():
+    """CPU seconds (user + system) of this process's finished children and their waited-for descendants: the
+    contender's ansible-playbook with its workers and modules, or its gcloud and kubectl runs (the sandbox and
+    the Kubernetes API stand-ins are threads of this process, not counted)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure(contender, sandbox, project):
     cloud_before, kube_before = len(cloud_log(sandbox, project)), len(kube_log(sandbox, project))
-    start = time.monotonic()
+    start, cpu_before = time.monotonic(), children_cpu()
     contender()
-    wall = time.monotonic() - start
+    wall, cpu = time.monotonic() - start, children_cpu() - cpu_before
     cloud, kube = cloud_log(sandbox, project)[cloud_before:], kube_log(sandbox, project)[kube_before:]
-    return {'name': contender.name, 'wall': wall, 'cloud': len(cloud), 'cloud_mutating': sum(1 for e in cloud if e['method'] in MUTATING),
+    return {'name': contender.name, 'wall': wall, 'cpu': cpu, 'cloud': len(cloud), 'cloud_mutating': sum(1 for e in cloud if e['method'] in MUTATING),
             'kube': len(kube), 'kube_mutating': sum(1 for e in kube if e[0] in MUTATING), 'by_resource': requests_by_resource(cloud, kube)}
 
 
@@ -259,18 +272,30 @@ def daemonsets_ready(sandbox, project):
 
 # ----- report ---------------------------------------------------------------------------------------
 
+def critical_path(args):
+    """network -> subnet, and the cluster alongside them -> node pool -> DaemonSets ready (seconds)."""
+    return max(2 * args.latency, args.cluster_latency) + args.node_pool_latency + args.pod_ready_delay
+
+
+def durations(args):
+    if args.cluster_latency == args.node_pool_latency == args.latency:
+        return 'every operation takes %.1fs' % args.latency
+    return 'Compute operations take %.1fs, the cluster creation %.1fs, the node pool creation %.1fs' % (
+        args.latency, args.cluster_latency, args.node_pool_latency)
+
+
 def print_report(args, rows, rerun, notes):
-    critical = 3 * args.latency + args.pod_ready_delay
+    critical = critical_path(args)
     ours = rows[0]
-    print('Seed 003 TCPXO: %d networks, cluster, %d-node %s pool, Networks + GKENetworkParamSets, %s; every operation takes %.1fs, '
-          'Pods are ready %.1fs after binding; critical path %.1fs (network -> subnet -> node pool -> DaemonSets ready; the cluster '
-          'alongside the networks)\n' % (DATA_NETWORKS, GPU_NODES, MACHINE_TYPE, ' + '.join(DAEMONSETS), args.latency,
-                                         args.pod_ready_delay, critical))
-    print('| run | wall s | x critical path | x ours | Compute/Container requests | mutating | Kubernetes requests | mutating |')
-    print('|---|---|---|---|---|---|---|---|')
+    print('Seed 003 TCPXO: %d networks, cluster, %d-node %s pool, Networks + GKENetworkParamSets, %s; %s, '
+          'Pods are ready %.1fs after binding; critical path %.1fs (network -> subnet, the cluster alongside -> node pool -> '
+          'DaemonSets ready)\n' % (DATA_NETWORKS, GPU_NODES, MACHINE_TYPE, ' + '.join(DAEMONSETS), durations(args),
+                                   args.pod_ready_delay, critical))
+    print('| run | wall s | x critical path | x ours | CPU s | Compute/Container requests | mutating | Kubernetes requests | mutating |')
+    print('|---|---|---|---|---|---|---|---|---|')
     for row in rows + [rerun]:
-        print('| %s | %.1f | %.2f | %.2f | %d | %d | %d | %d |' % (
-            row['name'], row['wall'], row['wall'] / critical, row['wall'] / ours['wall'], row['cloud'], row['cloud_mutating'],
+        print('| %s | %.1f | %.2f | %.2f | %.1f | %d | %d | %d | %d |' % (
+            row['name'], row['wall'], row['wall'] / critical, row['wall'] / ours['wall'], row['cpu'], row['cloud'], row['cloud_mutating'],
             row['kube'], row['kube_mutating']))
     print('\nRequests per resource (all / mutating):\n')
     print('| resource | %s |' % ' | '.join(row['name'].split(' (')[0] for row in rows + [rerun]))
@@ -291,12 +316,21 @@ def print_report(args, rows, rerun, notes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--latency', type=float, default=5.0, help='seconds every operation takes (default 5)')
+    parser.add_argument('--cluster-latency', type=float,
+                        help='seconds the cluster creation takes (default --latency; GKE takes minutes)')
+    parser.add_argument('--node-pool-latency', type=float,
+                        help='seconds the node pool creation takes (default --latency; GKE takes minutes)')
     parser.add_argument('--pod-ready-delay', type=float, default=2.0, help='seconds from a Pod\'s binding to Running (default 2)')
     parser.add_argument('--poll', type=float, default=1.0, help='seconds between the manual\'s `kubectl get pods` (default 1)')
     parser.add_argument('--logs', help='keep the playbook output and the manual\'s command log in this directory')
+    parser.add_argument('--ours-only', action='store_true',
+                        help='leave the manual out (ours and its rerun only: for profiling ours)')
     parser.add_argument('--profile', action='store_true',
                         help='print the per-task times of our first run (ansible.posix.profile_tasks, from the ansible wheel)')
     args = parser.parse_args()
+    for name in ('cluster_latency', 'node_pool_latency'):
+        if getattr(args, name) is None:
+            setattr(args, name, args.latency)
     from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
 
@@ -304,6 +338,7 @@ def main():
     work = pathlib.Path(args.logs or tempfile.mkdtemp(prefix='bench-gke-'))
     rows, notes = [], []
     sandbox = Sandbox(latency=args.latency).start()
+    sandbox.operation_latency.update(CREATE_CLUSTER=args.cluster_latency, CREATE_NODE_POOL=args.node_pool_latency)
     sandbox.kube = GkeClusters(ready_delay=args.pod_ready_delay, runtime=PodRuntime(enabled=False))
     try:
         (work / 'ours').mkdir(parents=True)
@@ -314,13 +349,15 @@ def main():
         version = sandbox.resources('container.clusters', project=OURS)[0]['currentMasterVersion']
         rerun = measure(ours, sandbox, OURS)
         rerun['name'] = 'rerun of ours'
-        (work / 'manual').mkdir()
-        rows.append(measure(Manual(sandbox, work / 'manual', args.poll, version), sandbox, MANUAL))
-        for project in (OURS, MANUAL):
+        if not args.ours_only:
+            (work / 'manual').mkdir()
+            rows.append(measure(Manual(sandbox, work / 'manual', args.poll, version), sandbox, MANUAL))
+        for project in (OURS,) if args.ours_only else (OURS, MANUAL):
             ready = daemonsets_ready(sandbox, project)
             if any(count < GPU_NODES for count in ready.values()):
                 notes.append('%s: DaemonSets not ready on every GPU node at the end: %s' % (project, ready))
-        notes.append('the manual picks the version ours picked (%s); its get-server-config call is made as written' % version)
+        notes.append('the manual was left out (--ours-only)' if args.ours_only else
+                     'the manual picks the version ours picked (%s); its get-server-config call is made as written' % version)
     finally:
         sandbox.stop()   # and its clusters
         shutil.rmtree(collections_path, ignore_errors=True)

@@ -104,6 +104,12 @@ options:
       - Seconds to wait for each Container operation (a cluster create takes several minutes).
     type: int
     default: 1800
+  kubeconfig_path:
+    description:
+      - Also write RV(kubeconfig) to this file when it does not hold it yet (mode 0600; its directory is created with
+        mode 0700). The file is JSON, which kubectl and kubernetes.core read as YAML.
+      - Nothing is written in check mode (the action is reported), with O(state=absent), or while the cluster does not exist.
+    type: path
 notes:
   - The modules of this collection that talk to Google Cloud run on the controller.
   - RV(kubeconfig) holds no secret; its user runs C(gke-gcloud-auth-plugin). Write it with C(no_log) anyway if your
@@ -120,6 +126,7 @@ EXAMPLES = r"""
     cluster: a3mega
     location: us-central1-a
     machine_type: a3-megagpu-8g
+    kubeconfig_path: ~/.kube/aiinfra-gpudirect-a3mega.yaml
   register: gke_cluster
 
 - name: A regional cluster for A3 High (GPUDirect-TCPX) at a fixed version
@@ -202,6 +209,7 @@ ARGUMENT_SPEC = {
     'autoupgrade': {'type': 'bool', 'default': False},
     'delete_adopted': {'type': 'bool', 'default': False},
     'wait_timeout': {'type': 'int', 'default': 1800},
+    'kubeconfig_path': {'type': 'path'},
 }
 
 
@@ -293,6 +301,12 @@ def main():
             current = wait_running(container, path, params['wait_timeout'], sleep)
             after = gke_cluster.view(current)
         result.update(results(current))
+        if params['kubeconfig_path'] and current is not None:
+            try:
+                if common.write_kubeconfig(params['kubeconfig_path'], result['kubeconfig'], module.check_mode):
+                    result['actions'].append('write kubeconfig %s' % params['kubeconfig_path'])
+            except OSError as exc:
+                module.fail_json(msg='kubeconfig_path: cannot write %s: %s' % (params['kubeconfig_path'], exc), **result)
     except (PlanError, GcpError) as exc:
         module.fail_from(exc, **result)
     module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)

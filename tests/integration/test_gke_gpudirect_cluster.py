@@ -1,6 +1,7 @@
 """gke_gpudirect_cluster against the Container API sandbox: plan, create, rerun, adopt, refuse, update in place, delete."""
 
 import pytest
+import yaml
 
 from ansible_collections.aiinfra.gpudirect.plugins.modules import gke_gpudirect_cluster
 from module_runner import run_module
@@ -62,6 +63,20 @@ def test_creates_then_changes_nothing(sandbox, cluster):
     assert again['diff']['before'] == again['diff']['after']
 
 
+def test_kubeconfig_path_is_written_once_and_only_outside_check_mode(sandbox, cluster, tmp_path):
+    path = tmp_path / 'kube' / 'config.yaml'
+    assert cluster(check_mode=True, kubeconfig_path=str(path))['actions'] == ['create cluster mega (1.33.5-gke.1308000)']
+    assert not path.exists(), 'no cluster yet: nothing to write'
+    cluster()
+    planned = cluster(check_mode=True, kubeconfig_path=str(path))
+    assert planned['changed'] is True and planned['actions'] == ['write kubeconfig %s' % path] and not path.exists()
+    written = cluster(kubeconfig_path=str(path))
+    assert written['actions'] == ['write kubeconfig %s' % path]
+    assert yaml.safe_load(path.read_text(encoding='utf-8')) == written['kubeconfig']   # kubectl reads it as YAML
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    assert cluster(kubeconfig_path=str(path))['changed'] is False
+
+
 def test_rdma_picks_the_newest_version_above_seed_001s_floor(sandbox, cluster):
     result = cluster(cluster='ultra', machine_type='a3-ultragpu-8g', check_mode=True)
     assert result['plan']['version'] == '1.34.8-gke.1278000', 'the default 1.33.5 is below 1.34.8-gke.1278000'
@@ -118,7 +133,7 @@ def test_an_adopted_cluster_gets_multi_networking_and_an_upgrade_in_place(sandbo
 def test_a_busy_cluster_is_awaited_then_updated(sandbox, cluster, api):
     """GKE's one operation per cluster: the update meets 400 "Operation ... is currently ...", awaits it, retries."""
     create_with_api(api, 'busy', networkConfig={'datapathProvider': 'ADVANCED_DATAPATH'})
-    sandbox.latency = 1.0
+    sandbox.operation_latency['CREATE_NODE_POOL'] = 1.0   # only the node pool creation takes time (bench/gke.py uses this)
     api.must('POST', '/v1/projects/%s/locations/%s/clusters/busy/nodePools' % (PROJECT, ZONE),
              {'nodePool': {'name': 'cpu', 'initialNodeCount': 1}})
     result = cluster(cluster='busy', wait_timeout=60)

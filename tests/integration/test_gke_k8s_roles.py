@@ -99,9 +99,11 @@ class Live:
 
     def play(self, cluster, role, variables, check=False):
         """Run one role in a play against ``cluster``; returns (CompletedProcess, recap counts)."""
+        kubeconfig = self.kubeconfig(cluster)
         plays = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  'vars': {'ansible_python_interpreter': sys.executable},
-                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
+                  # gke_gpudirect reads through the kubernetes.core.k8s lookup, which module_defaults do not reach.
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role}}]}]
         return self._run(plays, ['-e', json.dumps(variables)] + (['--check'] if check else []))
 
@@ -109,9 +111,10 @@ class Live:
         """Run the role once per variables in ``cases``, each in its own play of ONE ansible-playbook run (a run costs
         seconds), a failure rescued so the next case runs (its section then says ``case N failed``); returns each
         case's output (its PLAY section)."""
+        kubeconfig = self.kubeconfig(cluster)
         plays = [{'name': 'case %d' % number, 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  'vars': {'ansible_python_interpreter': sys.executable},
-                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': self.kubeconfig(cluster)}},
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'block': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role},
                                         'vars': variables}],
                              'rescue': [{'name': 'Case %d failed' % number, 'ansible.builtin.debug': {'msg': 'case %d failed' % number}}]}]}
@@ -231,6 +234,19 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         assert '"msg": "applied: DaemonSet/nccl-tcpxo-installer"' in run.stdout, run.stdout[-4000:]
         installer = store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')
         assert installer['spec']['template']['spec']['initContainers'][1]['image'] == image
+
+        # 6b. A DaemonSet that does not become ready in time (the kubelet paused, a new image rolling out): the wait
+        #     ends, and the check names the DaemonSet's verdict and the GPU nodes without a ready Pod of it.
+        live.controllers.pause('kubelet')
+        try:
+            stuck = _tcpxo(gke_gpudirect_plugin_image=image.replace('v1.0.14', 'v1.0.13'), gke_gpudirect_wait_retries=2)
+            run, counts = live.play('gpud', 'gke_gpudirect', stuck)
+        finally:
+            live.controllers.resume('kubelet')
+        assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
+        assert re.search(r'nccl-tcpxo-installer: pending: DaemonSet kube-system/nccl-tcpxo-installer \w+ \d of 2; '
+                         r'GPU nodes without a ready nccl-tcpxo-installer Pod: \S+', run.stdout), run.stdout[-4000:]
+        ok(live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_plugin_image=image))[0])   # back to step 6's installer, ready
 
         # 7. Params that point at VPCs which do not exist (another prefix: generation 2 of every GKENetworkParamSet).
         #    a) GKE's network controller paused: the Ready of generation 1 stays. Real GKE writes no observedGeneration

@@ -23,6 +23,7 @@ Interface::
     sb.clear_capacity()
     sb.reset()                      # clears state and log (faults and quotas stay)
     sb.latency = 2.0                # operations stay RUNNING this long
+    sb.operation_latency['CREATE_CLUSTER'] = 300.0   # a Container operation type's own latency
     sb.stop()
 
 Collections for ``resources``: compute.networks, compute.subnetworks, compute.firewalls,

@@ -133,6 +133,7 @@ def start_container_operation(call, project, location, operation_type, target_pa
     """Record a GKE operation (``projects/P/locations/L/operations/NAME``) and return it."""
     store = call.store
     name = 'operation-%d-%08x' % (int(call.now * 1000), _op_random.getrandbits(32))
+    latency = call.sandbox.operation_latency.get(operation_type, call.sandbox.latency)
     key = 'projects/%s/locations/%s/operations/%s' % (project, location, name)
     operation = {
         'name': name,
@@ -143,7 +144,7 @@ def start_container_operation(call, project, location, operation_type, target_pa
         'targetLink': CONTAINER_LINK + target_path,
         'startTime': container_time(call.now),
         '_key': key,
-        '_done_at': call.now + call.sandbox.latency,
+        '_done_at': call.now + latency,
         '_effects': effects,
     }
     if call.fault is not None:
@@ -154,6 +155,6 @@ def start_container_operation(call, project, location, operation_type, target_pa
         operation['_effects'] = []
         operation['_error'] = {'statusMessage': message, 'error': {'code': code, 'message': message}}
     store.put('container.operations', key, operation)
-    if call.sandbox.latency <= 0:
+    if latency <= 0:
         store.finish(operation, call.now)
     return operation

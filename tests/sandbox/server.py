@@ -61,6 +61,9 @@ class Sandbox:
     def __init__(self, latency=0.0, seed=0, state_file=None, project='sandbox-project', host='127.0.0.1', port=0,
                  verbose=False, wait_timeout=120.0):
         self.latency = float(latency)
+        # Container operation type (CREATE_CLUSTER, CREATE_NODE_POOL, ...) -> its own latency (else ``latency``),
+        # for durations closer to GKE's (bench/gke.py --cluster-latency / --node-pool-latency).
+        self.operation_latency = {}
         self.project = project
         self.host = host
         self.requested_port = port

@@ -1,14 +1,16 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the GKE modules share: plan errors, Container API paths, progress lines, the field-by-field
-comparison of managed fields, and reading a node pool's Nodes from the cluster's Kubernetes API.
+comparison of managed fields, reading a node pool's Nodes from the cluster's Kubernetes API, and
+writing a cluster's kubeconfig file.
 
-Everything but ``read_node_names`` is pure data, unit-tested on its own.
+Everything but ``read_node_names`` and ``write_kubeconfig`` is pure data, unit-tested on its own.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import tempfile
 import time
@@ -158,3 +160,32 @@ def kubeconfig(cluster_name, endpoint, ca_certificate):
                            'https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl#install_plugin',
             'provideClusterInfo': True}}}],
     }
+
+
+def write_kubeconfig(path, config, check_mode=False):
+    """Write the kubeconfig ``config`` (a dict) to ``path`` unless the file already holds it; returns whether it
+    was written (in check mode: would be). JSON, which kubectl and kubernetes.core read as the YAML it is; mode
+    0600 (it holds no secret, like gcloud's, but is the user's), its directory created with mode 0700, replaced
+    in one rename."""
+    path = os.path.expanduser(path)
+    try:
+        with open(path, encoding='utf-8') as handle:
+            if json.load(handle) == config:
+                return False
+    except (OSError, ValueError):
+        pass   # missing, unreadable or not JSON (a file written another way): written anew
+    if check_mode:
+        return True
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile('w', encoding='utf-8', dir=directory, prefix='.kubeconfig-', delete=False)
+    try:
+        with handle:
+            json.dump(config, handle, indent=2, sort_keys=True)
+            handle.write('\n')
+        os.chmod(handle.name, 0o600)
+        os.replace(handle.name, path)
+    finally:
+        if os.path.exists(handle.name):
+            os.unlink(handle.name)
+    return True

@@ -19,28 +19,13 @@ description:
   - "Meant to run on the controller (C(delegate_to: localhost)); the plot needs matplotlib there."
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
-attributes:
-  check_mode:
-    support: full
-    details: In check mode the verdict is computed and nothing is written.
-  diff_mode:
-    support: full
-    details: The diff shows the old and new C(report.json).
-  platform:
-    support: full
-    platforms: posix
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-requirements:
-  - matplotlib (for the plot only; O(plot=false) works without it)
+  - aiinfra.gpudirect.report_dir
 options:
   parsed:
     description: Parsed results, as returned by M(aiinfra.gpudirect.nccl_perf) in RV(aiinfra.gpudirect.nccl_perf#module:parsed).
     type: dict
-    required: true
-  dest:
-    description: The report directory (created if missing).
-    type: path
     required: true
   machine_type:
     description: Machine type whose thresholds and GPUDirect network apply (for example V(a3-megagpu-8g)).

@@ -21,20 +21,9 @@ description:
   - "Meant to run on the controller (C(delegate_to: localhost)); the plot needs matplotlib there."
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
-attributes:
-  check_mode:
-    support: full
-    details: In check mode the verdict is computed and nothing is written.
-  diff_mode:
-    support: full
-    details: The diff shows the old and new C(report.json).
-  platform:
-    support: full
-    platforms: posix
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-requirements:
-  - matplotlib (for the plot only; O(plot=false) works without it)
+  - aiinfra.gpudirect.report_dir
 options:
   parsed:
     description:
@@ -45,10 +34,6 @@ options:
   configuration:
     description: What was measured, recorded in the report and its titles (the openshift_rdma role gives C(METHOD/LINK)).
     type: str
-    required: true
-  dest:
-    description: The report directory (created if missing).
-    type: path
     required: true
   link_gbps:
     description:

@@ -11,8 +11,11 @@ installer DaemonSet on both RDMA nodes); a rerun changes nothing; the path's obj
 Parity (issue 12, item 8): seed 001's own manifests sent by the real kubectl (``create --dry-run=server``, under
 another name) are stored by the server exactly as the objects the role applied.
 
-The manual variant's NCCL test (the vendor's test Pods attached to rdma-0..7 by annotation) runs in the first playbook:
-seed 001's all_gather command through kubernetes.core.k8s_exec, judged and written up by the nccl_test role.  Pods
+The NCCL test of both paths runs in the first playbook: seed 001's all_gather command through kubernetes.core.k8s_exec,
+judged and written up by the nccl_test role.  On the ComputeClass path the seed's test Pods select the class; the
+stand-in's simulated node pool auto-creation (tests/sandbox/kube/autoprovisioning.py) gives them a pool of the class's
+priority (A3 Ultra on the reservation ``my-reservation``, which the fixture creates in the Compute sandbox).  On the
+manual path the test Pods are the vendor's, attached to rdma-0..7 by annotation.  Pods
 do not run on podman here: the stand-in's synthetic runtime (exec.SyntheticRuntime) reports every container running
 at once and answers exec with the stand-in image's own NCCL wrapper (tests/images/kube-pod/tools/nccl_tests.sh, its
 synthetic table) run on this host, for the seed's command in container ``test`` only.
@@ -39,7 +42,7 @@ SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUBECTL = os.path.join(os.path.dirname(os.path.realpath(shutil.which('gcloud'))), 'kubectl.1.33') if shutil.which('gcloud') else ''
 pytestmark = pytest.mark.skipif(not os.path.exists(KUBECTL), reason='the Cloud SDK with kubectl.1.33 is not installed')
 
-COMPUTE_CLASS = {'gke_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'rdma-class', 'gke_rdma_nccl_test': False,
+COMPUTE_CLASS = {'gke_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'rdma-class', 'gke_rdma_nccl_test': False, 'gke_rdma_wait_delay': 1,
                  'gke_rdma_compute_class_priorities': [{'machine_type': 'a3-ultragpu-8g', 'reservation': 'my-reservation',
                                                         'reservation_zones': [ZONE]}]}
 MULTI_NETWORK = {'gke_rdma_networking': 'multi_network', 'gke_rdma_network_prefix': 'u', 'gke_rdma_node_pool': 'manual',
@@ -65,6 +68,7 @@ def stand_in_exec(pod, container, command):
 @pytest.fixture(scope='module')
 def ultra(tmp_path_factory):
     from sandbox import Sandbox  # pylint: disable=import-outside-toplevel
+    from sandbox.client import SandboxClient  # pylint: disable=import-outside-toplevel
     from sandbox.kube.exec import SyntheticRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
     sandbox = Sandbox(latency=0.0, project=PROJECT).start()
@@ -72,6 +76,9 @@ def ultra(tmp_path_factory):
     try:
         common = {'project': PROJECT, 'auth_kind': 'accesstoken', 'access_token': 'sandbox-token',
                   'container_endpoint': sandbox.container_url, 'compute_endpoint': sandbox.compute_url}
+        # Seed 001's ComputeClass names the reservation my-reservation in us-central1-b: it exists here.
+        SandboxClient(sandbox.compute_url).must('POST', 'projects/%s/zones/%s/reservations' % (PROJECT, ZONE), {
+            'name': 'my-reservation', 'specificReservation': {'count': '2', 'instanceProperties': {'machineType': 'a3-ultragpu-8g'}}})
         assert run_module(gce_gpudirect_network.main, dict(common, region='us-central1', zone=ZONE, machine_type='a3-ultragpu-8g',
                                                            layout='gke_rdma', network_prefix='u'))['changed']
         assert run_module(gke_gpudirect_cluster.main, dict(common, cluster='ultra', location=ZONE, machine_type='a3-ultragpu-8g',
@@ -80,6 +87,7 @@ def ultra(tmp_path_factory):
                                                              networking='multi_network', network_prefix='u', nodes_timeout=60))
         assert len(pool['nodes']) == 2, pool
         sandbox.tmp = tmp_path_factory.mktemp('rdma-paths')
+        sandbox.api = SandboxClient(sandbox.container_url)
         sandbox.cluster = sandbox.kube.cluster('projects/%s/locations/%s/clusters/ultra' % (PROJECT, ZONE))
         sandbox.cluster.write_kubeconfig(str(sandbox.tmp / 'kubeconfig'), context='ultra', token='sandbox-token')
         yield sandbox
@@ -112,13 +120,13 @@ def stored(ultra, ref, name, namespace=None):
 
 
 def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
-    report = ultra.tmp / 'manual-report'
-    first = play(ultra, COMPUTE_CLASS, dict(MULTI_NETWORK, **SYNTHETIC_PASS, gke_rdma_report_dir=str(report)))
-    assert first == [['Apply the objects (server-side apply)'],
-                     ['Apply the objects (server-side apply)', 'Apply the test workload (server-side apply)',
+    reports = {'compute_class': ultra.tmp / 'compute-class-report', 'multi_network': ultra.tmp / 'manual-report'}
+    first = play(ultra, dict(COMPUTE_CLASS, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['compute_class'])),
+                 dict(MULTI_NETWORK, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['multi_network'])))
+    assert first == [['Apply the objects (server-side apply)', 'Apply the test workload (server-side apply)',
                       'Create the report directory on the controller', 'Save the test output on the controller',
-                      'Write the report directory on the controller', 'Delete the test workload']], first
-    manual_variant_nccl_test(ultra, report)
+                      'Write the report directory on the controller', 'Delete the test workload']] * 2, first
+    nccl_tests_of_both_paths(ultra, reports)
     compute_class = stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class')
     assert compute_class['spec']['priorities'][0]['gpuDirect'] == 'rdma'
     assert stored(ultra, 'resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default') is not None
@@ -139,25 +147,39 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     assert stored(ultra, 'daemonsets.apps', 'nccl-rdma-installer', 'kube-system') is None
 
 
-def manual_variant_nccl_test(ultra, report):
-    """The vendor's manual-variant test Pods ran the seed's command (once, in nccl-test-host-1's container test), the
-    verdict is the collection's, and the workload is gone again."""
-    assert EXECS == [('nccl-test-host-1', 'test', SEED_COMMAND.split())], EXECS
-    with open(str(report / 'nccl-test.log'), encoding='utf-8') as handle:
-        log = handle.read()
-    assert 'run_nccl_tests.sh ' + SEED_COMMAND.split(' ', 1)[1] in log and 'synthetic' in log
-    with open(str(report / 'report.json'), encoding='utf-8') as handle:
-        verdict = json.load(handle)
-    assert verdict['verdict'] == 'PASS' and not verdict['reasons'], verdict
+def nccl_tests_of_both_paths(ultra, reports):
+    """Each path's test Pods ran the seed's command (once, in nccl-test-host-1's container test), the verdict is the
+    collection's, and the workload is gone again; the Pods ran where each path puts them."""
+    assert EXECS == [('nccl-test-host-1', 'test', SEED_COMMAND.split())] * 2, EXECS
+    for report in reports.values():
+        with open(str(report / 'nccl-test.log'), encoding='utf-8') as handle:
+            log = handle.read()
+        assert 'run_nccl_tests.sh ' + SEED_COMMAND.split(' ', 1)[1] in log and 'synthetic' in log
+        with open(str(report / 'report.json'), encoding='utf-8') as handle:
+            verdict = json.load(handle)
+        assert verdict['verdict'] == 'PASS' and not verdict['reasons'], verdict
     assert ultra.cluster.store.get('pods', 'nccl-test-host-1', 'default') is None
     assert ultra.cluster.store.get('services', 'nccl-host-2', 'default') is None
-    # Where the Pods ran: scheduled by the stand-in onto the two A3 Ultra nodes of the multi-network pool, one Pod each
-    # (8 GPUs each), nodes that report rdma-0..7 as extended resources (the Networks Ready).
     events = [e for e in ultra.cluster.store.list('events', namespace='default') if e.get('reason') == 'Scheduled'
               and e['involvedObject']['name'].startswith('nccl-test-host-')]
     nodes = sorted({e['message'].rsplit(' to ', 1)[1] for e in events})
-    assert len(nodes) == 2 and all('-manual-' in n for n in nodes), events
-    for name in nodes:
+    assert len(nodes) == 4, events
+    pool_of = {n: ultra.cluster.store.get('nodes', n)['metadata']['labels']['cloud.google.com/gke-nodepool'] for n in nodes}
+    # ComputeClass path: a pool GKE's auto-creation (simulated) made for the class, in the Container API as gcloud lists it,
+    # with the seed's priority: A3 Ultra, the reservation, gpuDirect RDMA, DRANET on its nodes, one node per test Pod.
+    auto = sorted({p for p in pool_of.values() if p.startswith('nap-a3-ultragpu-8g-')})
+    assert len(auto) == 1 and sorted(pool_of.values()).count(auto[0]) == 2, pool_of
+    pool = ultra.api.must('GET', 'v1/projects/%s/locations/%s/clusters/ultra/nodePools/%s' % (PROJECT, ZONE, auto[0]))
+    assert pool['config']['reservationAffinity']['values'] == ['my-reservation'] and pool['autoscaling']['autoprovisioned']
+    assert pool['config']['gpuDirectConfig'] == {'gpuDirectStrategy': 'RDMA'} and pool['initialNodeCount'] == 2
+    for name in (n for n, p in pool_of.items() if p == auto[0]):
+        labels = ultra.cluster.store.get('nodes', name)['metadata']['labels']
+        assert labels['cloud.google.com/compute-class'] == 'rdma-class' and labels['cloud.google.com/gke-networking-dra-driver'] == 'true'
+    # Manual path: the two A3 Ultra nodes of the multi-network pool, one Pod each (8 GPUs each), nodes that report
+    # rdma-0..7 as extended resources (the Networks Ready).
+    manual = [n for n, p in pool_of.items() if p == 'manual']
+    assert len(manual) == 2, pool_of
+    for name in manual:
         allocatable = ultra.cluster.store.get('nodes', name)['status']['allocatable']
         assert all(allocatable.get('networking.gke.io.networks/rdma-%d' % n) == '1' for n in range(8)), allocatable
     vendor_and_ours_through_kubectl(ultra)

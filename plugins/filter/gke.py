@@ -46,9 +46,9 @@ def gke_rdma_network_objects(network_prefix=None, networks=None, machine_type='a
     return objects
 
 
-def gke_nccl_test(technology, namespace=None, compute_class=None):
+def gke_nccl_test(technology, namespace=None, compute_class=None, multi_network=False):
     """The seed's NCCL test: ``objects`` to apply, ``exec`` (pod, container, command), ``machine_type``."""
-    return {'objects': render.nccl_test_objects(technology, namespace, compute_class=compute_class or None),
+    return {'objects': render.nccl_test_objects(technology, namespace, compute_class=compute_class or None, multi_network=multi_network),
             'exec': render.nccl_test_exec(technology), 'machine_type': render.nccl_machine_type(technology)}
 
 

@@ -11,9 +11,14 @@ installer DaemonSet on both RDMA nodes); a rerun changes nothing; the path's obj
 Parity (issue 12, item 8): seed 001's own manifests sent by the real kubectl (``create --dry-run=server``, under
 another name) are stored by the server exactly as the objects the role applied.
 
-The stand-in has no node auto-provisioning: a ComputeClass's nodes never appear, so the NCCL test of the
-ComputeClass path does not run here (its Pods' node selector is checked at render level). Pods do not run
-either (no podman): the DaemonSet's Pods report running at once (exec.PodRuntime(enabled=False)).
+The NCCL test of both paths runs in the first playbook: seed 001's all_gather command through kubernetes.core.k8s_exec,
+judged and written up by the nccl_test role.  On the ComputeClass path the seed's test Pods select the class; the
+stand-in's simulated node pool auto-creation (tests/sandbox/kube/autoprovisioning.py) gives them a pool of the class's
+priority (A3 Ultra on the reservation ``my-reservation``, which the fixture creates in the Compute sandbox).  On the
+manual path the test Pods are the vendor's, attached to rdma-0..7 by annotation.  Pods
+do not run on podman here: the stand-in's synthetic runtime (exec.SyntheticRuntime) reports every container running
+at once and answers exec with the stand-in image's own NCCL wrapper (tests/images/kube-pod/tools/nccl_tests.sh, its
+synthetic table) run on this host, for the seed's command in container ``test`` only.
 """
 
 import copy
@@ -37,23 +42,43 @@ SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUBECTL = os.path.join(os.path.dirname(os.path.realpath(shutil.which('gcloud'))), 'kubectl.1.33') if shutil.which('gcloud') else ''
 pytestmark = pytest.mark.skipif(not os.path.exists(KUBECTL), reason='the Cloud SDK with kubectl.1.33 is not installed')
 
-COMPUTE_CLASS = {'gke_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'rdma-class', 'gke_rdma_nccl_test': False,
+COMPUTE_CLASS = {'gke_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'rdma-class', 'gke_rdma_nccl_test': False, 'gke_rdma_wait_delay': 1,
                  'gke_rdma_compute_class_priorities': [{'machine_type': 'a3-ultragpu-8g', 'reservation': 'my-reservation',
                                                         'reservation_zones': [ZONE]}]}
 MULTI_NETWORK = {'gke_rdma_networking': 'multi_network', 'gke_rdma_network_prefix': 'u', 'gke_rdma_node_pool': 'manual',
                  'gke_rdma_installer_daemonset': True, 'gke_rdma_nccl_test': False, 'gke_rdma_wait_delay': 1}
+# A threshold the stand-in's synthetic table meets, and no network evidence asked (the table has no NET lines).
+SYNTHETIC_PASS = {'gke_rdma_nccl_test': True, 'gke_rdma_nccl_require_network_evidence': False,
+                  'gke_rdma_nccl_thresholds': {'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}}
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'images', 'kube-pod', 'tools')
+SEED_COMMAND = '/usr/local/gib/scripts/run_nccl_tests.sh -t all_gather -b 1K -e 8G nccl-host-1 nccl-host-2'
+EXECS = []
+
+
+def stand_in_exec(pod, container, command):
+    """The stand-in image's NCCL wrapper, run on this host, for seed 001's command in container ``test``; else exit 127."""
+    EXECS.append((pod['metadata']['name'], container, command))
+    if container != 'test' or command != SEED_COMMAND.split():
+        return ['sh', '-c', 'echo "stand-in: no such command in this test: $*" >&2; exit 127', 'exec', *command]
+    with open(os.path.join(TOOLS, 'nccl_tests.sh'), encoding='utf-8') as handle:
+        script = handle.read().replace('/standin/label', os.path.join(TOOLS, 'label'))
+    return ['sh', '-c', script, *command]
 
 
 @pytest.fixture(scope='module')
 def ultra(tmp_path_factory):
     from sandbox import Sandbox  # pylint: disable=import-outside-toplevel
-    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
+    from sandbox.client import SandboxClient  # pylint: disable=import-outside-toplevel
+    from sandbox.kube.exec import SyntheticRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
     sandbox = Sandbox(latency=0.0, project=PROJECT).start()
-    sandbox.kube = GkeClusters(runtime=PodRuntime(enabled=False), ready_delay=0.1)
+    sandbox.kube = GkeClusters(runtime=SyntheticRuntime(stand_in_exec), ready_delay=0.1)
     try:
         common = {'project': PROJECT, 'auth_kind': 'accesstoken', 'access_token': 'sandbox-token',
                   'container_endpoint': sandbox.container_url, 'compute_endpoint': sandbox.compute_url}
+        # Seed 001's ComputeClass names the reservation my-reservation in us-central1-b: it exists here.
+        SandboxClient(sandbox.compute_url).must('POST', 'projects/%s/zones/%s/reservations' % (PROJECT, ZONE), {
+            'name': 'my-reservation', 'specificReservation': {'count': '2', 'instanceProperties': {'machineType': 'a3-ultragpu-8g'}}})
         assert run_module(gce_gpudirect_network.main, dict(common, region='us-central1', zone=ZONE, machine_type='a3-ultragpu-8g',
                                                            layout='gke_rdma', network_prefix='u'))['changed']
         assert run_module(gke_gpudirect_cluster.main, dict(common, cluster='ultra', location=ZONE, machine_type='a3-ultragpu-8g',
@@ -62,6 +87,7 @@ def ultra(tmp_path_factory):
                                                              networking='multi_network', network_prefix='u', nodes_timeout=60))
         assert len(pool['nodes']) == 2, pool
         sandbox.tmp = tmp_path_factory.mktemp('rdma-paths')
+        sandbox.api = SandboxClient(sandbox.container_url)
         sandbox.cluster = sandbox.kube.cluster('projects/%s/locations/%s/clusters/ultra' % (PROJECT, ZONE))
         sandbox.cluster.write_kubeconfig(str(sandbox.tmp / 'kubeconfig'), context='ultra', token='sandbox-token')
         yield sandbox
@@ -94,8 +120,13 @@ def stored(ultra, ref, name, namespace=None):
 
 
 def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
-    first = play(ultra, COMPUTE_CLASS, MULTI_NETWORK)
-    assert first == [['Apply the objects (server-side apply)']] * 2, first
+    reports = {'compute_class': ultra.tmp / 'compute-class-report', 'multi_network': ultra.tmp / 'manual-report'}
+    first = play(ultra, dict(COMPUTE_CLASS, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['compute_class'])),
+                 dict(MULTI_NETWORK, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['multi_network'])))
+    assert first == [['Apply the objects (server-side apply)', 'Apply the test workload (server-side apply)',
+                      'Create the report directory on the controller', 'Save the test output on the controller',
+                      'Write the report directory on the controller', 'Delete the test workload']] * 2, first
+    nccl_tests_of_both_paths(ultra, reports)
     compute_class = stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class')
     assert compute_class['spec']['priorities'][0]['gpuDirect'] == 'rdma'
     assert stored(ultra, 'resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default') is not None
@@ -107,13 +138,90 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     assert installer['status']['desiredNumberScheduled'] == installer['status']['numberReady'] == 2
     seed_manifests_are_stored_as_the_roles(ultra)
 
-    assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK) == [[], []], 'a rerun changes nothing'
+    assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK) == [[], []], 'a rerun changes nothing (without the NCCL test, which always runs)'
 
     play(ultra, dict(COMPUTE_CLASS, gke_rdma_state='absent'), dict(MULTI_NETWORK, gke_rdma_state='absent'))
     assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None
     assert ultra.cluster.store.list('gkenetworkparamsets.networking.gke.io') == []
     assert [n['metadata']['name'] for n in ultra.cluster.store.list('networks.networking.gke.io')] == ['default']
     assert stored(ultra, 'daemonsets.apps', 'nccl-rdma-installer', 'kube-system') is None
+
+
+def nccl_tests_of_both_paths(ultra, reports):
+    """Each path's test Pods ran the seed's command (once, in nccl-test-host-1's container test), the verdict is the
+    collection's, and the workload is gone again; the Pods ran where each path puts them."""
+    assert EXECS == [('nccl-test-host-1', 'test', SEED_COMMAND.split())] * 2, EXECS
+    for report in reports.values():
+        with open(str(report / 'nccl-test.log'), encoding='utf-8') as handle:
+            log = handle.read()
+        assert 'run_nccl_tests.sh ' + SEED_COMMAND.split(' ', 1)[1] in log and 'synthetic' in log
+        with open(str(report / 'report.json'), encoding='utf-8') as handle:
+            verdict = json.load(handle)
+        assert verdict['verdict'] == 'PASS' and not verdict['reasons'], verdict
+    assert ultra.cluster.store.get('pods', 'nccl-test-host-1', 'default') is None
+    assert ultra.cluster.store.get('services', 'nccl-host-2', 'default') is None
+    events = [e for e in ultra.cluster.store.list('events', namespace='default') if e.get('reason') == 'Scheduled'
+              and e['involvedObject']['name'].startswith('nccl-test-host-')]
+    nodes = sorted({e['message'].rsplit(' to ', 1)[1] for e in events})
+    assert len(nodes) == 4, events
+    pool_of = {n: ultra.cluster.store.get('nodes', n)['metadata']['labels']['cloud.google.com/gke-nodepool'] for n in nodes}
+    # ComputeClass path: a pool GKE's auto-creation (simulated) made for the class, in the Container API as gcloud lists it,
+    # with the seed's priority: A3 Ultra, the reservation, gpuDirect RDMA, DRANET on its nodes, one node per test Pod.
+    auto = sorted({p for p in pool_of.values() if p.startswith('nap-a3-ultragpu-8g-')})
+    assert len(auto) == 1 and sorted(pool_of.values()).count(auto[0]) == 2, pool_of
+    pool = ultra.api.must('GET', 'v1/projects/%s/locations/%s/clusters/ultra/nodePools/%s' % (PROJECT, ZONE, auto[0]))
+    assert pool['config']['reservationAffinity']['values'] == ['my-reservation'] and pool['autoscaling']['autoprovisioned']
+    assert pool['config']['gpuDirectConfig'] == {'gpuDirectStrategy': 'RDMA'} and pool['initialNodeCount'] == 2
+    for name in (n for n, p in pool_of.items() if p == auto[0]):
+        labels = ultra.cluster.store.get('nodes', name)['metadata']['labels']
+        assert labels['cloud.google.com/compute-class'] == 'rdma-class' and labels['cloud.google.com/gke-networking-dra-driver'] == 'true'
+    # Manual path: the two A3 Ultra nodes of the multi-network pool, one Pod each (8 GPUs each), nodes that report
+    # rdma-0..7 as extended resources (the Networks Ready).
+    manual = [n for n, p in pool_of.items() if p == 'manual']
+    assert len(manual) == 2, pool_of
+    for name in manual:
+        allocatable = ultra.cluster.store.get('nodes', name)['status']['allocatable']
+        assert all(allocatable.get('networking.gke.io.networks/rdma-%d' % n) == '1' for n in range(8)), allocatable
+    vendor_and_ours_through_kubectl(ultra)
+
+
+def vendor_and_ours_through_kubectl(ultra):
+    """The vendor's file as it is and the role's rendering, each sent by the real kubectl (create --dry-run=server):
+    the server stores the same Pods but for the two differences test_k8s_render.py lists (image, cpu request)."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render  # pylint: disable=import-outside-toplevel
+    env = dict(os.environ, KUBECONFIG=str(ultra.tmp / 'kubeconfig'))
+
+    def dry_run(args, text=None):
+        run = subprocess.run([KUBECTL, 'create', '--dry-run=server', '-o', 'json', '-n', 'default', *args], input=text, env=env,
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert run.returncode == 0, run.stderr
+        objects, decoder, at = [], json.JSONDecoder(), 0
+        while run.stdout[at:].strip():   # kubectl prints one JSON document per object of a file, a List for a List
+            out, end = decoder.raw_decode(run.stdout, at + len(run.stdout[at:]) - len(run.stdout[at:].lstrip()))
+            objects += out.get('items', [out])
+            at = end
+        return {(o['kind'], o['metadata']['name']): o for o in objects}
+
+    vendor = dry_run(['-f', os.path.join(render.MANIFEST_DIR, render.MULTI_NETWORK_TEST_MANIFEST)])
+    ours = dry_run(['-f', '-'], json.dumps({'apiVersion': 'v1', 'kind': 'List', 'items': render.nccl_test_objects('RDMA', multi_network=True)}))
+    assert sorted(vendor) == sorted(ours) == [('Pod', 'nccl-test-host-1'), ('Pod', 'nccl-test-host-2'),
+                                              ('Service', 'nccl-host-1'), ('Service', 'nccl-host-2')]
+    for key, theirs in vendor.items():
+        mine = ours[key]
+        assert mine['metadata'].get('annotations') == theirs['metadata'].get('annotations')
+        if key[0] == 'Pod':
+            test, vendor_test = mine['spec']['containers'][0], theirs['spec']['containers'][0]
+            # kubectl too keeps only the last `resources:` of the vendor file (the stand-in stores what it sent: it does
+            # not default requests from limits nor print quantities as strings, as the real API server would).
+            assert vendor_test['resources'] == {'limits': {'nvidia.com/gpu': 8}}
+            assert test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': {'cpu': '150m'}}
+            # The file ends without a line break, inside nccl-test-host-2's `args: |` block: kubectl's YAML reader ends
+            # that block with one, PyYAML (the role's) does not; the shell runs the same lines.
+            if test['args'] != vendor_test['args']:
+                assert key == ('Pod', 'nccl-test-host-2') and [a + '\n' for a in test['args']] == vendor_test['args']
+            mine['spec']['containers'][0] = dict(test, image=vendor_test['image'], resources=vendor_test['resources'],
+                                                 args=vendor_test['args'])
+        assert mine['spec'] == theirs['spec'], key
 
 
 def seed_manifests_are_stored_as_the_roles(ultra):

@@ -39,6 +39,10 @@ TEST_MANIFESTS = {
     'TCPX': ('gpudirect-tcpx/nccl-config.yaml', 'gpudirect-tcpx/nccl-test-latest.yaml'),
     'RDMA': ('seeds/001-nccl-test-workload.yaml',),
 }
+# Seed 001's manual multi-network variant: the vendor's RDMA test Pods (the page seed 001 links), which attach rdma-0..7
+# through the networking.gke.io/interfaces annotation instead of claiming all-mrdma.  One file for A3 Ultra and A4:
+# gpudirect-rdma/nccl-test-a4.yaml differs only in hostNetwork: false / hostPID: false, the API's defaults.
+MULTI_NETWORK_TEST_MANIFEST = 'gpudirect-rdma/nccl-test.yaml'
 CLUSTER_SCOPED_KINDS = frozenset(('Network', 'GKENetworkParamSet', 'Namespace', 'Node', 'CustomResourceDefinition',
                                   'DeviceClass', 'ComputeClass'))
 
@@ -353,15 +357,21 @@ def rdma_claim_template(namespace=None):
 # The seeds' NCCL test workloads and their commands
 # ---------------------------------------------------------------------------------------------
 
-def nccl_test_objects(technology, namespace=None, compute_class=None):
+def nccl_test_objects(technology, namespace=None, compute_class=None, multi_network=False):
     """The seed's NCCL test workload (two Services, two Pods; TCPX also the ConfigMap of its scripts), with
     the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: seed 001's diagnostic image).
     ``compute_class`` (RDMA): the Pods get the node selector ``cloud.google.com/compute-class: NAME``, the
-    lines seed 001 comments out for a custom ComputeClass."""
+    lines seed 001 comments out for a custom ComputeClass.  ``multi_network`` (RDMA): the manual variant's
+    test Pods (MULTI_NETWORK_TEST_MANIFEST), attached to rdma-0..7 by annotation, with no claim."""
     tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
     if compute_class and tech != RDMA:
         raise RenderError('compute_class: seed 001\'s ComputeClass path is for RDMA; GPUDirect-%s runs on Standard node pools' % tech)
-    objects = [obj for path in TEST_MANIFESTS[tech] for obj in load_manifest(path)]
+    if multi_network and (tech != RDMA or compute_class):
+        raise RenderError('multi_network: the manual multi-network test is seed 001\'s RDMA variant on a node pool with additional '
+                          'networks; it takes no compute_class and no other technology (got %s%s)'
+                          % (tech, ', compute_class %s' % compute_class if compute_class else ''))
+    paths = (MULTI_NETWORK_TEST_MANIFEST,) if multi_network else TEST_MANIFESTS[tech]
+    objects = [obj for path in paths for obj in load_manifest(path)]
     for obj in objects:
         _namespaced(obj, namespace)
         if obj['kind'] != 'Pod':
@@ -370,12 +380,23 @@ def nccl_test_objects(technology, namespace=None, compute_class=None):
         if compute_class:
             spec['nodeSelector'] = {GKE_RDMA['compute_class_node_selector']: str(compute_class)}
         if tech == RDMA:
-            _container(spec, 'test', TEST_MANIFESTS[tech][0])['image'] = GKE_RDMA['test_image']
+            test = _container(spec, 'test', paths[0])
+            test['image'] = GKE_RDMA['test_image']
+            if multi_network:
+                # The vendor file writes the container's `resources:` key twice (requests cpu 150m, then limits
+                # nvidia.com/gpu 8); a YAML loader keeps the last one only.  Both are meant: the cpu request is
+                # seed 001's own for the same container (its DRANET test Pod has both in one key).
+                test['resources'] = dict(test.get('resources') or {}, requests=_seed_001_test_requests())
         else:
             stack, pair = gke_stack(tech), version_pair(tech, platform=GKE)
             _container(spec, stack.daemon_container, TEST_MANIFESTS[tech][-1])['image'] = pair.rxdm_image
             _container(spec, 'nccl-test', TEST_MANIFESTS[tech][-1])['image'] = pair.plugin_image
     return objects
+
+
+def _seed_001_test_requests():
+    pod = next(obj for obj in load_manifest(TEST_MANIFESTS[RDMA][0]) if obj['kind'] == 'Pod')
+    return _container(pod['spec'], 'test', TEST_MANIFESTS[RDMA][0])['resources']['requests']
 
 
 def nccl_test_exec(technology):

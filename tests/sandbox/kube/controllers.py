@@ -38,7 +38,7 @@ import uuid
 
 import yaml
 
-from . import errors
+from . import autoprovisioning, errors
 from .store import now_rfc3339
 from ..collection import collection_module
 
@@ -47,6 +47,8 @@ TICK = 0.25
 # on GKE clusters only.
 GKE_CONTROLLERS = ('gke-installs', 'nodes-from-pools', 'gke-networks')
 CONTROLLERS = ('daemonsets', 'deployments', 'jobs', 'garbage-collect-pods', 'schedule', 'kubelet')
+# GKE's cluster autoscaler runs after the scheduler has judged every Pod (it acts on Pods left unschedulable).
+GKE_AFTER_SCHEDULING = ('node-auto-provisioning',)
 POLL_INTERVAL = 1.0
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds'
 _RANDOM_CHARS = 'bcdfghjklmnpqrstvwxz2456789'   # k8s.io/apimachinery/pkg/util/rand: no vowels, no 0/1/3
@@ -215,6 +217,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self.ready_delay = ready_delay
         self.tick = tick
         self.gke = None            # (cluster dict, [pool dicts], project) from the Container API sandbox
+        self.node_pools = None     # gke.NodePools: node pool auto-creation's way into the Container API sandbox
         self.compute = None        # ComputeView of the cluster's project and region (gke_networks reads it)
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -312,6 +315,10 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         for name in CONTROLLERS:
             if self._runs(name):
                 getattr(self, name.replace('-', '_'))()
+        if gke is not None:
+            for name in GKE_AFTER_SCHEDULING:
+                if self._runs(name):
+                    getattr(self, name.replace('-', '_'))(*gke)
         for reconcile in extra:
             if self._runs(reconcile.__name__):
                 try:
@@ -724,7 +731,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             else:
                 self._unschedulable(pod, len(nodes), reasons)
 
-    def _filter(self, pod, node, pods):
+    def _filter(self, pod, node, pods, installed=()):
         spec = node.get('spec') or {}
         if spec.get('unschedulable') and not tolerates(pod['spec'].get('tolerations') or [],
                                                        {'key': 'node.kubernetes.io/unschedulable', 'effect': 'NoSchedule'}):
@@ -739,7 +746,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             return failures
         if self._anti_affinity_conflict(pod, node, pods):
             return ["node(s) didn't match pod anti-affinity rules"]
-        if not self._claims_fit(pod, node):
+        if not self._claims_fit(pod, node, installed):
             return ['cannot allocate all claims']
         return []
 
@@ -784,7 +791,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                     return True
         return False
 
-    def _claims_fit(self, pod, node):
+    def _claims_fit(self, pod, node, installed=()):
         """SIMULATION (DRA DynamicResources plugin).  Real: each claim's requests are allocated from
         the devices drivers publish in ResourceSlices.  The stand-in publishes no ResourceSlices; a claim
         (from resourceClaimTemplateName or resourceClaimName) fits when every request's DeviceClass
@@ -807,12 +814,68 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                 return False
             for request in (spec.get('devices') or {}).get('requests') or []:
                 class_name = (request.get('exactly') or request).get('deviceClassName')
-                if self.store.get('deviceclasses.resource.k8s.io', class_name) is None:
+                if class_name not in installed and self.store.get('deviceclasses.resource.k8s.io', class_name) is None:
                     return False
                 label = DEVICE_CLASS_NODE_LABELS.get(class_name)
                 if label is None or (node['metadata'].get('labels') or {}).get(label[0]) != label[1]:
                     return False
         return True
+
+    def node_auto_provisioning(self, gke_cluster, pools, project):
+        """SIMULATION (GKE node pool auto-creation for ComputeClasses; sources and rules in autoprovisioning.py).
+        Real: the cluster autoscaler sees Pods the scheduler left unschedulable, and for a Pod that selects an
+        existing ComputeClass tries the class's priorities in order: the first it can provision becomes a new node
+        pool (or an existing auto-created pool grows), whose nodes carry the class's label and fit the Pods.  When
+        no priority can be provisioned, ``whenUnsatisfiable: DoNotScaleUp`` leaves the Pods Pending (the autoscaler
+        reports NotTriggerScaleUp).  The stand-in: the same order; a priority can be provisioned when the Container
+        API sandbox accepts its NodePool (machine type in the zones, GPU type and count of the machine type,
+        reservation exists, gpuDirect rules: container._node_pool) and the Pods fit a Node of it (the scheduler's
+        filters on the Node ``node_for`` would make, counting DRANET's DeviceClass an RDMA pool brings); the pool
+        goes into the Container API sandbox (gcloud lists it) with one node per Pending Pod that fits (no bin
+        packing); ``ScaleUpAnyway`` is not simulated (the Pods stay Pending as with DoNotScaleUp); no scale-down."""
+        if self.node_pools is None or not self._serves(autoprovisioning.COMPUTE_CLASSES):
+            return
+        waiting = {}
+        for pod in self.store.list('pods'):
+            scheduled = next((c for c in (pod.get('status') or {}).get('conditions') or [] if c['type'] == 'PodScheduled'), {})
+            name = autoprovisioning.selected_class(pod)
+            if name and not pod['spec'].get('nodeName') and not pod['metadata'].get('deletionTimestamp') \
+                    and scheduled.get('reason') == 'Unschedulable':
+                waiting.setdefault(name, []).append(pod)
+        autopilot = bool((gke_cluster.get('autopilot') or {}).get('enabled'))
+        for name, pods in sorted(waiting.items()):
+            compute_class = self.store.get(autoprovisioning.COMPUTE_CLASSES, name)
+            if compute_class is not None and autoprovisioning.auto_creation_allowed(compute_class, autopilot):
+                self._provision(compute_class, pods, gke_cluster, pools, project)
+
+    def _provision(self, compute_class, pods, gke_cluster, pools, project):
+        existing = {pool['name']: pool for pool in pools}
+        reasons = []
+        for index in range(len((compute_class.get('spec') or {}).get('priorities') or [])):
+            for body in autoprovisioning.pool_bodies(compute_class, index, _catalog(), self.node_pools.zones(), project):
+                where = 'priorities[%d] (%s)' % (index, body['config']['machineType'])
+                pool = existing.get(body['name'])
+                if pool is None:
+                    pool, error = self.node_pools.check(body)
+                    if error:
+                        reasons.append('%s: %s' % (where, error))
+                        continue
+                template = node_for(gke_cluster, pool, project, pool['locations'][0], 0, 0, taint_gpus=False)
+                installed = ('mrdma.google.com',) if _is_rdma_pool(pool) else ()
+                fitting = [pod for pod in pods if not self._filter(pod, template, [], installed)]
+                if not fitting:
+                    reasons.append('%s: the Pods do not fit its nodes' % where)
+                    continue
+                size = (int(pool.get('initialNodeCount') or 0) if body['name'] in existing else 0) + len(fitting)
+                self.node_pools.put(pool, size)
+                return
+        # DoNotScaleUp (and ScaleUpAnyway, not simulated): the Pods stay Pending; the autoscaler's event says why.
+        message = "pod didn't trigger scale-up: ComputeClass %s (whenUnsatisfiable %s): no priority can be provisioned: %s" % (
+            compute_class['metadata']['name'], autoprovisioning.when_unsatisfiable(compute_class), '; '.join(reasons) or 'none')
+        for pod in pods:
+            if not any(event.get('reason') == 'NotTriggerScaleUp' and event['involvedObject'].get('uid') == pod['metadata']['uid']
+                       and event.get('message') == message for event in self.store.list('events', namespace=pod['metadata']['namespace'])):
+                self._event(pod, 'Normal', 'NotTriggerScaleUp', message, component='cluster-autoscaler')
 
     def _bind(self, pod, node):
         """SIMULATION (binding).  Real: the scheduler POSTs pods/NAME/binding.  The stand-in sets
@@ -832,7 +895,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self._event(stored, 'Normal', 'Scheduled', 'Successfully assigned %s/%s to %s' % (
             stored['metadata']['namespace'], stored['metadata']['name'], node['metadata']['name']))
 
-    def _event(self, pod, kind, reason, message):
+    def _event(self, pod, kind, reason, message, component='default-scheduler'):
         """SIMULATION (the scheduler's events).  Real: an events.k8s.io Event per decision (deduplicated
         into a series), which ``kubectl describe pod`` lists.  The stand-in writes one core/v1 Event per
         new decision, reported by default-scheduler."""
@@ -843,8 +906,8 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                       'involvedObject': {'apiVersion': 'v1', 'kind': 'Pod', 'name': meta['name'], 'namespace': meta['namespace'],
                                          'uid': meta['uid']},
                       'type': kind, 'reason': reason, 'message': message, 'action': 'Scheduling',
-                      'reportingComponent': 'default-scheduler', 'reportingInstance': 'default-scheduler',
-                      'source': {'component': 'default-scheduler'}, 'firstTimestamp': now, 'lastTimestamp': now, 'count': 1})
+                      'reportingComponent': component, 'reportingInstance': component,
+                      'source': {'component': component}, 'firstTimestamp': now, 'lastTimestamp': now, 'count': 1})
 
     def _unschedulable(self, pod, node_count, reasons):
         histogram = sorted('%d %s' % (count, reason) for reason, count in reasons.items())
@@ -1119,9 +1182,13 @@ def _is_rdma_pool(pool):
     return strategy == 'RDMA' or (config.get('labels') or {}).get(DRANET_LABEL) == 'true'
 
 
-def _machine(machine_type):
+def _catalog():
     from .. import catalog  # pylint: disable=import-outside-toplevel
-    return catalog.MACHINE_TYPES.get(machine_type) or {'guestCpus': 2, 'memoryMb': 4096}
+    return catalog
+
+
+def _machine(machine_type):
+    return _catalog().MACHINE_TYPES.get(machine_type) or {'guestCpus': 2, 'memoryMb': 4096}
 
 
 def gke_reserved(cpus, memory_mib):

@@ -27,7 +27,12 @@ Use::
 """
 
 import base64
+import copy
 import threading
+import types
+
+from .. import container
+from ..errors import ApiError
 
 from .cluster import KubeHub
 from .controllers import ClusterControllers, ComputeView
@@ -53,6 +58,7 @@ class GkeClusters:
         self.runtime = runtime or PodRuntime()
         self.ready_delay = ready_delay
         self._live = {}          # cluster key -> (KubeCluster, ClusterControllers, last pools seen)
+        self.container_store = None   # the Container API sandbox's store, from the last sync
         self._lock = threading.Lock()
 
     def cluster(self, key):
@@ -67,6 +73,7 @@ class GkeClusters:
 
     def sync(self, store):
         """Start, update and stop cluster endpoints to match the Container API's clusters."""
+        self.container_store = store
         clusters = dict(store.items('container.clusters'))
         with self._lock:
             for key in [key for key in self._live if key not in clusters]:
@@ -90,7 +97,9 @@ class GkeClusters:
         kube = self.hub.start_cluster(key, version=cluster.get('currentMasterVersion') or cluster.get('initialClusterVersion'))
         kube.admission_plugins.add('ExtendedResourceToleration')   # GKE enables it (ops.extended_resource_toleration)
         install_handlers(kube, self.runtime)
-        controllers = ClusterControllers(kube, self.runtime, ready_delay=self.ready_delay).start()
+        controllers = ClusterControllers(kube, self.runtime, ready_delay=self.ready_delay)
+        controllers.node_pools = NodePools(self, key)
+        controllers.start()
         self._live[key] = (kube, controllers, None)
 
     def _stop(self, key):
@@ -103,3 +112,43 @@ class GkeClusters:
             for key in list(self._live):
                 self._stop(key)
         self.hub.stop_all()
+
+
+class NodePools:
+    """Node pool auto-creation's way into the Container API sandbox, for one cluster (controllers.py
+    ``node_auto_provisioning``): ``check(body)`` judges a NodePool body by the sandbox's own nodePools.create rules
+    (container._node_pool) without storing it; ``put(pool, size)`` stores the pool RUNNING with ``size`` nodes per zone,
+    then syncs so its Nodes follow.
+
+    SIMULATION (how an auto-created pool appears).  Real GKE creates it through an operation (CREATE_NODE_POOL, which
+    ``gcloud container operations list`` shows) and the pool's VMs register as Nodes minutes later; the stand-in puts
+    the pool straight into the sandbox's store, RUNNING, without an operation.  Lock order as in server.py: the
+    Container store's lock, then GkeClusters' lock (the caller holds neither)."""
+
+    def __init__(self, gke, key):
+        self.gke, self.key = gke, key
+        _projects, self.project, _locations, self.location, _clusters, self.cluster = key.split('/')[:6]
+
+    def zones(self):
+        return container._zones_of(self.location)  # pylint: disable=protected-access
+
+    def check(self, body):
+        store = self.gke.container_store
+        with store.lock:
+            cluster = store.get('container.clusters', self.key)
+            if cluster is None:
+                return None, 'the cluster is gone'
+            call = types.SimpleNamespace(store=store)
+            where = types.SimpleNamespace(project=self.project, location=self.location, cluster=self.cluster)
+            try:
+                return container._node_pool(call, where, cluster, copy.deepcopy(body), cluster['currentNodeVersion']), None  # pylint: disable=protected-access
+            except ApiError as error:
+                return None, str(error)
+
+    def put(self, pool, size):
+        store = self.gke.container_store
+        with store.lock:
+            if store.get('container.clusters', self.key) is None:
+                return
+            store.put('container.nodePools', '%s/nodePools/%s' % (self.key, pool['name']), dict(pool, initialNodeCount=size, status='RUNNING'))
+            self.gke.sync(store)

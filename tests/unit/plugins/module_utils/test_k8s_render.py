@@ -436,6 +436,53 @@ def test_manual_multi_network_objects_are_what_the_vendor_test_pods_attach_to():
     assert render.rdma_network_objects(networks=pool) == objects
 
 
+def test_manual_multi_network_test_pods_differ_from_the_vendor_only_in_image_and_the_cpu_request():
+    """Seed 001's manual variant: the vendor's test Pods (gpudirect-rdma/nccl-test.yaml), compared with the file as
+    kubectl's YAML reader would see it, and each difference listed with its reason."""
+    with open(os.path.join(VENDOR_MANIFESTS, 'gpudirect-rdma', 'nccl-test.yaml'), encoding='utf-8') as handle:
+        text = handle.read()
+    vendor = [d for d in yaml.safe_load_all(text) if d]
+    ours = render.nccl_test_objects('RDMA', multi_network=True)
+    assert [(o['kind'], o['metadata']['name']) for o in ours] == [(o['kind'], o['metadata']['name']) for o in vendor]
+    dranet_pod = _seed_pod('RDMA')
+    for mine, theirs in zip(ours, vendor):
+        if mine['kind'] != 'Pod':
+            assert mine == theirs
+            continue
+        # The annotation attaches eth0 to the default network and eth2..eth9 to rdma-0..rdma-7 (the vendor's, kept).
+        interfaces = json.loads(mine['metadata']['annotations']['networking.gke.io/interfaces'])
+        assert [(i['interfaceName'], i['network']) for i in interfaces] == \
+            [('eth0', 'default')] + [('eth%d' % (n + 2), 'rdma-%d' % n) for n in range(8)]
+        assert mine['metadata']['annotations']['networking.gke.io/default-interface'] == 'eth0'
+        assert 'resourceClaims' not in mine['spec'], 'the manual variant attaches NICs by annotation, not by the all-mrdma claim'
+        test, vendor_test = mine['spec']['containers'][0], theirs['spec']['containers'][0]
+        # Difference 1: the image is seed 001's (v1.1.2, the catalog's); the vendor file still names v1.1.1.
+        assert (vendor_test['image'].rsplit(':', 1)[1], test['image']) == ('v1.1.1', dranet_pod['spec']['containers'][0]['image'])
+        # Difference 2: the vendor file writes `resources:` twice in the container; a YAML reader keeps the last (the
+        # GPU limit) and drops the cpu request.  Both are meant: the same container of seed 001's DRANET Pod has both.
+        assert text.count('      resources:\n') == 4 and vendor_test['resources'] == {'limits': {'nvidia.com/gpu': 8}}
+        assert test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': dranet_pod['spec']['containers'][0]['resources']['requests']}
+        test = dict(test, image=vendor_test['image'], resources=vendor_test['resources'])
+        assert dict(mine, spec=dict(mine['spec'], containers=[test])) == theirs, 'nothing else differs'
+        # The library path of the installer (hostPath /home/kubernetes/bin/nvidia and gib, LD_LIBRARY_PATH) is the DRANET Pod's.
+        assert mine['spec']['volumes'] == dranet_pod['spec']['volumes'] and test['env'] == dranet_pod['spec']['containers'][0]['env']
+    for minor in MINORS['RDMA']:
+        for obj in render.nccl_test_objects('RDMA', 'nccl', multi_network=True):
+            validate(obj, minor)
+    assert render.nccl_test_exec('RDMA')['container'] == 'test'
+
+
+@pytest.mark.parametrize('kwargs, words', [
+    ({'technology': 'TCPXO', 'multi_network': True}, ['multi_network', 'TCPXO']),
+    ({'technology': 'RDMA', 'multi_network': True, 'compute_class': 'c'}, ['multi_network', 'compute_class c']),
+])
+def test_manual_multi_network_test_refusals(kwargs, words):
+    with pytest.raises(RenderError) as error:
+        render.nccl_test_objects(**kwargs)
+    for word in words:
+        assert word in str(error.value)
+
+
 @pytest.mark.parametrize('kwargs, words', [
     ({}, ['network_prefix']),
     ({'networks': [{'network': 'g', 'subnetwork': 's'}] * 8}, ['9 additional networks', 'got 8']),

@@ -45,7 +45,8 @@ def auto_creation_allowed(compute_class, autopilot):
 
 def when_unsatisfiable(compute_class):
     """SIMULATION.  GKE documents ``ScaleUpAnyway`` and ``DoNotScaleUp``; unset means ``DoNotScaleUp`` on the GKE
-    versions seed 001 needs (the custom ComputeClass page gives DoNotScaleUp as the default from GKE 1.33)."""
+    versions seed 001 needs (the custom ComputeClass page gives DoNotScaleUp as the default from GKE 1.33 -- NOT
+    verified: the stored copies of the page searched here do not show that sentence; check it before relying on it)."""
     return (compute_class.get('spec') or {}).get('whenUnsatisfiable') or 'DoNotScaleUp'
 
 

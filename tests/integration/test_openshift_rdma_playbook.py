@@ -3,6 +3,7 @@ stand-in (tests/sandbox/kube/openshift.py): the six configurations, check mode, 
 methods, the failure paths of OLM, refused input, teardown; every rendered object through the real
 kubectl ``apply --dry-run=server --validate=strict``."""
 
+import copy
 import json
 import os
 import re
@@ -310,6 +311,84 @@ def test_bad_inputs_are_refused_naming_the_field_before_any_write(openshift, tmp
         assert message in refused.get(str(index), ''), (given, message, refused.get(str(index)), _out(run))
     assert 'ACCEPTED' not in run.stdout
     assert not run.mutations, run.mutations
+
+
+def _wait_for(what, condition, timeout=20):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, 'the stand-in did not reach: %s' % what
+        time.sleep(DELAY)
+
+
+def _cluster_with_nfd_labels_and_sriov_node_states(openshift):
+    """The state an earlier run (or an admin) leaves: NFD has labelled the workers and the SR-IOV operator's config
+    daemon has reported each node's PFs (SriovNetworkNodeState interfaces[].totalvfs), through the stand-in's
+    operators (the objects written to its store, as OLM and an admin would have)."""
+    store = openshift.cluster.store
+    for namespace in ('openshift-nfd', 'openshift-sriov-network-operator'):
+        store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})
+    for package in ('nfd', 'sriov-network-operator', 'gpu-operator-certified'):
+        for relative in PACKAGES[package]['crds']:
+            openshift.sim._install_crd(relative)   # pylint: disable=protected-access
+    store.create({'apiVersion': 'nfd.openshift.io/v1', 'kind': 'NodeFeatureDiscovery',
+                  'metadata': {'name': 'nfd-instance', 'namespace': 'openshift-nfd'}, 'spec': {}})
+    store.create({'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovOperatorConfig',
+                  'metadata': {'name': 'default', 'namespace': 'openshift-sriov-network-operator'},
+                  'spec': {'configDaemonNodeSelector': {'node-role.kubernetes.io/worker': ''}}})
+    _wait_for('NFD labels and SR-IOV node states', lambda: all(
+        (store.get('nodes', name)['metadata'].get('labels') or {}).get('feature.node.kubernetes.io/pci-15b3.present') == 'true'
+        and (store.get('sriovnetworknodestates.sriovnetwork.openshift.io', name, 'openshift-sriov-network-operator') or {}).get('status')
+        for name in openshift.sim.workers))
+
+
+def _set_cluster_version(openshift, version):
+    store = openshift.cluster.store
+    current = store.get('clusterversions.config.openshift.io', 'version')
+    store.update_status(dict(current, status=dict(current['status'], desired=dict(current['status']['desired'], version=version))))
+
+
+# The GPU Operator's sample (its CSV's alm-examples) with the host's MOFED for RDMA: what the chapter's Network
+# Operator driver conflicts with.
+CONFLICTING_GPU_POLICY = copy.deepcopy(PACKAGES['gpu-operator-certified']['alm'][0])
+CONFLICTING_GPU_POLICY['spec']['driver']['rdma'] = {'enabled': True, 'useHostMofed': True}
+
+# Each refusal that depends on the cluster: how the stand-in is set for it (and set back), the input, the message.
+CLUSTER_REFUSALS = [
+    ('NIC selector matching no node (NFD labels)', None, None,
+     {'openshift_rdma_node_selector': {'feature.node.kubernetes.io/pci-15b3.present': 'true', 'topology.kubernetes.io/zone': 'rack-9'}},
+     'openshift_rdma_node_selector {"feature.node.kubernetes.io/pci-15b3.present": "true", "topology.kubernetes.io/zone": '
+     '"rack-9"} matches no node (NFD labels read from 2 nodes): check the NIC is installed and NFD runs, or change the selector'),
+    ('numVfs above the NIC\'s limit', None, None,
+     {'openshift_rdma_method': 'sriov_legacy', 'openshift_rdma_link': 'roce', 'openshift_rdma_num_vfs': 32},
+     'openshift_rdma_num_vfs=32 exceeds the 16 VFs that ens8f0np0 supports (SriovNetworkNodeState interfaces[].totalvfs): use at most 16'),
+    ('GPU Operator ClusterPolicy configured in a conflicting way',
+     lambda openshift: openshift.cluster.store.create(copy.deepcopy(CONFLICTING_GPU_POLICY)),
+     lambda openshift: openshift.cluster.store.delete('clusterpolicies.nvidia.com', 'gpu-cluster-policy'), {},
+     'ClusterPolicy gpu-cluster-policy sets driver.rdma.useHostMofed, which conflicts with the Network Operator driver: set it false'),
+    ('cluster version outside the chapter\'s range', lambda openshift: _set_cluster_version(openshift, '4.12.9'),
+     lambda openshift: _set_cluster_version(openshift, openshift.sim.version), {},
+     'cluster version 4.12.9 is outside the range the chapter covers (4.16 to 4.22): use a supported OpenShift release'),
+]
+
+
+def test_cluster_dependent_refusals_end_to_end_before_any_write(openshift):
+    """openshift_rdma.yml against a stand-in whose state conflicts in one way at a time: each run is refused with
+    the one message naming the variable or field and the fix, and sends no POST/PUT/PATCH/DELETE."""
+    _cluster_with_nfd_labels_and_sriov_node_states(openshift)
+    messages = [message for *_rest, message in CLUSTER_REFUSALS]
+    for what, conflict, undo, extra, message in CLUSTER_REFUSALS:
+        if conflict:
+            conflict(openshift)
+        try:
+            run = openshift.run(extra=extra)
+        finally:
+            if undo:
+                undo(openshift)
+        assert run.returncode != 0, (what, _out(run))
+        assert message in run.stdout, (what, _out(run))
+        assert [other for other in messages if other != message and other in run.stdout] == [], (what, _out(run))
+        assert 'Checks before anything is created' in run.stdout and 'Operators through OLM' not in run.stdout, (what, _out(run))
+        assert not run.mutations, (what, run.mutations)
 
 
 def test_every_rendered_object_passes_kubectl_server_dry_run(openshift, tmp_path):

@@ -164,14 +164,20 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     assert again.recap['changed'] == 0 and not again.mutations, _out(again)
     assert openshift.report_files() == written
 
-    # Each other configuration replaces the previous one: its objects removed (reported), the new ones ready, PASS.
+    # Switching in check mode with --diff shows what would be removed, and removes nothing.
     previous = CONFIGURATIONS[0][1]
+    would = run(*CONFIGURATIONS[1][0], args=['--tags', 'network', '--check', '--diff'])
+    assert would.returncode == 0 and not would.mutations, _out(would)
+    assert _removed_in_diff(openshift, would, previous) and openshift.get(*previous) is not None, _out(would)
+
+    # Each other configuration replaces the previous one: its objects removed (reported and in the diff), the new
+    # ones ready, PASS.
     for (method, link), network in CONFIGURATIONS[1:]:
-        switched = run(method, link, args=['--tags', 'cluster,network,proof'])
+        switched = run(method, link, args=['--tags', 'cluster,network,proof', '--diff'])
         assert switched.returncode == 0, _out(switched)
         assert openshift.get(*previous) is None, (method, link, previous)
         removed = next((line for line in switched.stdout.splitlines() if 'Removed objects of other configurations:' in line), '')
-        assert ' %s' % previous[1] in removed, _out(switched)
+        assert _title(openshift, previous) in removed and _removed_in_diff(openshift, switched, previous), _out(switched)
         assert openshift.get(*network) is not None
         assert openshift.get('network-attachment-definitions.k8s.cni.cncf.io', network[1], 'default') is not None
         assert openshift.report()['configuration'] == '%s/%s' % (method, link)
@@ -203,6 +209,19 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     sys.stderr.write('openshift_rdma playbook runs: %s\n' % json.dumps(timings))
 
 
+def _title(openshift, network):
+    """How the role names a removed network object: KIND NAME, or KIND NAMESPACE/NAME."""
+    plural, name, namespace = network
+    kind = openshift.cluster.store.resource(plural).kind
+    return '%s %s%s' % (kind, namespace + '/' if namespace else '', name)
+
+
+def _removed_in_diff(openshift, run, network):
+    """The --diff output of the run shows the network object deleted: its definition before, nothing after."""
+    header = '--- before: {0}\n+++ after: {0} (deleted)\n'.format(_title(openshift, network))
+    return header in run.stdout and '-        "name": "%s",' % network[1] in run.stdout.split(header, 1)[-1]
+
+
 def test_failed_csv_stops_at_once_naming_operator_phase_and_message(tmp_path):
     failure = ('InstallComponentFailed', 'install strategy failed: Deployment nvidia-network-operator-controller-manager not available')
     openshift = OpenShift(tmp_path, csv_failures={'nvidia-network-operator': failure})
@@ -230,8 +249,13 @@ def test_timeout_names_the_object_and_its_last_status(tmp_path):
         openshift.stop()
 
 
-def test_installplan_for_another_csv_stays_unapproved_and_second_operator_group_is_refused(openshift):
+def test_installplan_for_another_csv_stays_unapproved_older_install_reported_and_second_operator_group_refused(openshift):
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render  # pylint: disable=import-outside-toplevel
     store = openshift.cluster.store
+    # NFD installed earlier, as the chapter says, from a catalog of OpenShift 4.15: below the floor 4.16.0.
+    nfd = catalog.OPERATORS[0]
+    openshift.sim.installed_before(render.operator_objects(nfd, 'stable'), 'nfd.4.15.0-202410081504')
     store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'nvidia-gpu-operator'}})
     other = store.create({'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'InstallPlan',
                           'metadata': {'name': 'install-upgrade', 'namespace': 'nvidia-gpu-operator'},
@@ -239,6 +263,10 @@ def test_installplan_for_another_csv_stays_unapproved_and_second_operator_group_
     store.update_status(dict(other, status={'phase': 'RequiresApproval', 'catalogSources': []}))
     run = openshift.run(args=['--tags', 'operators'])
     assert run.returncode == 0, _out(run)
+    assert ('Node Feature Discovery Operator: installed nfd.4.15.0-202410081504 is older than the floor 4.16.0; upgrade it '
+            'through its Subscription') in run.stdout, _out(run)
+    assert [request for request in run.mutations if '/namespaces/openshift-nfd/' in request[1]] == []   # left alone
+    assert store.get('subscriptions.operators.coreos.com', 'nfd', 'openshift-nfd')['status']['installedCSV'] == 'nfd.4.15.0-202410081504'
     assert openshift.get('installplans.operators.coreos.com', 'install-upgrade', 'nvidia-gpu-operator')['spec']['approved'] is False
     pinned = [plan for plan in store.list('installplans.operators.coreos.com', 'nvidia-gpu-operator') if plan['metadata']['name'] != 'install-upgrade']
     assert [plan['spec']['approved'] for plan in pinned] == [True]
@@ -389,6 +417,39 @@ def test_cluster_dependent_refusals_end_to_end_before_any_write(openshift):
         assert [other for other in messages if other != message and other in run.stdout] == [], (what, _out(run))
         assert 'Checks before anything is created' in run.stdout and 'Operators through OLM' not in run.stdout, (what, _out(run))
         assert not run.mutations, (what, run.mutations)
+
+
+def test_k8s_delete_shows_each_deleted_object_in_the_diff_and_check_mode_deletes_nothing(openshift, tmp_path):
+    """aiinfra.gpudirect.k8s_delete (what the role removes other configurations' objects with) on the stand-in:
+    --check --diff shows what would go and sends no DELETE; --diff deletes and shows the same; again: no change."""
+    store = openshift.cluster.store
+    store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'demo'}})
+    for name in ('old-a', 'old-b'):
+        store.create({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': name, 'namespace': 'demo', 'labels': {'release': 'old'}},
+                      'data': {'origin': 'release %s' % name}})
+    store.create({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'kept', 'namespace': 'demo'}, 'data': {'origin': 'new'}})
+    play = [{'name': 'Delete the old release', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': [
+        {'name': 'Read', 'ansible.builtin.set_fact': {'old': "{{ query('kubernetes.core.k8s', kind='ConfigMap', namespace='demo', "
+                                                              "label_selector='release=old', kubeconfig=openshift_rdma_kubeconfig) }}"}},
+        {'name': 'Delete', 'aiinfra.gpudirect.k8s_delete': {'objects': '{{ old }}', 'kubeconfig': '{{ openshift_rdma_kubeconfig }}',
+                                                            'wait': True, 'wait_sleep': 1}, 'register': 'deleted'},
+        {'name': 'Removed', 'ansible.builtin.debug': {'msg': 'REMOVED {{ deleted.removed | join(", ") }}'}}]}]
+    (tmp_path / 'delete.yml').write_text(yaml.safe_dump(play), encoding='utf-8')
+    shown = ['--- before: ConfigMap demo/old-a\n+++ after: ConfigMap demo/old-a (deleted)\n', '-        "origin": "release old-a"',
+             '--- before: ConfigMap demo/old-b\n+++ after: ConfigMap demo/old-b (deleted)\n']
+
+    checked = openshift.run(str(tmp_path / 'delete.yml'), args=['--check', '--diff'])
+    assert checked.returncode == 0 and all(line in checked.stdout for line in shown), _out(checked)
+    assert 'REMOVED ConfigMap demo/old-a, ConfigMap demo/old-b' in checked.stdout and 'managedFields' not in checked.stdout
+    assert not checked.mutations and store.get('configmaps', 'old-a', 'demo') is not None
+
+    done = openshift.run(str(tmp_path / 'delete.yml'), args=['--diff'])
+    assert done.returncode == 0 and all(line in done.stdout for line in shown), _out(done)
+    assert [request[0] for request in done.mutations] == ['DELETE', 'DELETE']
+    assert store.get('configmaps', 'old-a', 'demo') is None and store.get('configmaps', 'kept', 'demo') is not None
+
+    again = openshift.run(str(tmp_path / 'delete.yml'), args=['--diff'])
+    assert again.returncode == 0 and again.recap['changed'] == 0 and '--- before' not in again.stdout, _out(again)
 
 
 def test_every_rendered_object_passes_kubectl_server_dry_run(openshift, tmp_path):

@@ -27,6 +27,8 @@ attributes:
     details: Runs M(kubernetes.core.k8s) on the target.
   async:
     support: none
+  bypass_host_loop:
+    support: none
   check_mode:
     support: full
     details: M(kubernetes.core.k8s) runs in check mode (nothing is deleted); the diff shows what would be removed.

@@ -430,7 +430,7 @@ def test_k8s_delete_shows_each_deleted_object_in_the_diff_and_check_mode_deletes
     store.create({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'kept', 'namespace': 'demo'}, 'data': {'origin': 'new'}})
     play = [{'name': 'Delete the old release', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': [
         {'name': 'Read', 'ansible.builtin.set_fact': {'old': "{{ query('kubernetes.core.k8s', kind='ConfigMap', namespace='demo', "
-                                                              "label_selector='release=old', kubeconfig=openshift_rdma_kubeconfig) }}"}},
+                                                             "label_selector='release=old', kubeconfig=openshift_rdma_kubeconfig) }}"}},
         {'name': 'Delete', 'aiinfra.gpudirect.k8s_delete': {'objects': '{{ old }}', 'kubeconfig': '{{ openshift_rdma_kubeconfig }}',
                                                             'wait': True, 'wait_sleep': 1}, 'register': 'deleted'},
         {'name': 'Removed', 'ansible.builtin.debug': {'msg': 'REMOVED {{ deleted.removed | join(", ") }}'}}]}]

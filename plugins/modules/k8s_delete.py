@@ -15,8 +15,8 @@ description:
   - Deletes the given objects (as read, for example with the C(kubernetes.core.k8s) lookup) with one
     M(kubernetes.core.k8s) call (O(kubernetes.core.k8s#module:state=absent), a list of definitions, deleted in order).
   - M(kubernetes.core.k8s) returns no diff for a deletion; this action adds one for each object that existed, its
-    definition before and nothing after (header C(KIND NAME (deleted))), so C(ansible-playbook --diff) shows what was removed (with C(--check), what
-    would be removed).
+    definition before and nothing after (the after header is the object's kind and name followed by the word deleted
+    in parentheses), so C(ansible-playbook --diff) shows what was removed (with C(--check), what would be removed).
   - C(metadata.managedFields) is left out of the diff.
   - An object already gone is not changed and not shown.
 author:

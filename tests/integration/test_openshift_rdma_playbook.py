@@ -3,6 +3,7 @@ stand-in (tests/sandbox/kube/openshift.py): the six configurations, check mode, 
 methods, the failure paths of OLM, refused input, teardown; every rendered object through the real
 kubectl ``apply --dry-run=server --validate=strict``."""
 
+import copy
 import json
 import os
 import re
@@ -163,14 +164,20 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     assert again.recap['changed'] == 0 and not again.mutations, _out(again)
     assert openshift.report_files() == written
 
-    # Each other configuration replaces the previous one: its objects removed (reported), the new ones ready, PASS.
+    # Switching in check mode with --diff shows what would be removed, and removes nothing.
     previous = CONFIGURATIONS[0][1]
+    would = run(*CONFIGURATIONS[1][0], args=['--tags', 'network', '--check', '--diff'])
+    assert would.returncode == 0 and not would.mutations, _out(would)
+    assert _removed_in_diff(openshift, would, previous) and openshift.get(*previous) is not None, _out(would)
+
+    # Each other configuration replaces the previous one: its objects removed (reported and in the diff), the new
+    # ones ready, PASS.
     for (method, link), network in CONFIGURATIONS[1:]:
-        switched = run(method, link, args=['--tags', 'cluster,network,proof'])
+        switched = run(method, link, args=['--tags', 'cluster,network,proof', '--diff'])
         assert switched.returncode == 0, _out(switched)
         assert openshift.get(*previous) is None, (method, link, previous)
         removed = next((line for line in switched.stdout.splitlines() if 'Removed objects of other configurations:' in line), '')
-        assert ' %s' % previous[1] in removed, _out(switched)
+        assert _title(openshift, previous) in removed and _removed_in_diff(openshift, switched, previous), _out(switched)
         assert openshift.get(*network) is not None
         assert openshift.get('network-attachment-definitions.k8s.cni.cncf.io', network[1], 'default') is not None
         assert openshift.report()['configuration'] == '%s/%s' % (method, link)
@@ -202,6 +209,19 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     sys.stderr.write('openshift_rdma playbook runs: %s\n' % json.dumps(timings))
 
 
+def _title(openshift, network):
+    """How the role names a removed network object: KIND NAME, or KIND NAMESPACE/NAME."""
+    plural, name, namespace = network
+    kind = openshift.cluster.store.resource(plural).kind
+    return '%s %s%s' % (kind, namespace + '/' if namespace else '', name)
+
+
+def _removed_in_diff(openshift, run, network):
+    """The --diff output of the run shows the network object deleted: its definition before, nothing after."""
+    header = '--- before: {0}\n+++ after: {0} (deleted)\n'.format(_title(openshift, network))
+    return header in run.stdout and '-        "name": "%s",' % network[1] in run.stdout.split(header, 1)[-1]
+
+
 def test_failed_csv_stops_at_once_naming_operator_phase_and_message(tmp_path):
     failure = ('InstallComponentFailed', 'install strategy failed: Deployment nvidia-network-operator-controller-manager not available')
     openshift = OpenShift(tmp_path, csv_failures={'nvidia-network-operator': failure})
@@ -229,8 +249,13 @@ def test_timeout_names_the_object_and_its_last_status(tmp_path):
         openshift.stop()
 
 
-def test_installplan_for_another_csv_stays_unapproved_and_second_operator_group_is_refused(openshift):
+def test_installplan_for_another_csv_stays_unapproved_older_install_reported_and_second_operator_group_refused(openshift):
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render  # pylint: disable=import-outside-toplevel
     store = openshift.cluster.store
+    # NFD installed earlier, as the chapter says, from a catalog of OpenShift 4.15: below the floor 4.16.0.
+    nfd = catalog.OPERATORS[0]
+    openshift.sim.installed_before(render.operator_objects(nfd, 'stable'), 'nfd.4.15.0-202410081504')
     store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'nvidia-gpu-operator'}})
     other = store.create({'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'InstallPlan',
                           'metadata': {'name': 'install-upgrade', 'namespace': 'nvidia-gpu-operator'},
@@ -238,6 +263,10 @@ def test_installplan_for_another_csv_stays_unapproved_and_second_operator_group_
     store.update_status(dict(other, status={'phase': 'RequiresApproval', 'catalogSources': []}))
     run = openshift.run(args=['--tags', 'operators'])
     assert run.returncode == 0, _out(run)
+    assert ('Node Feature Discovery Operator: installed nfd.4.15.0-202410081504 is older than the floor 4.16.0; upgrade it '
+            'through its Subscription') in run.stdout, _out(run)
+    assert [request for request in run.mutations if '/namespaces/openshift-nfd/' in request[1]] == []   # left alone
+    assert store.get('subscriptions.operators.coreos.com', 'nfd', 'openshift-nfd')['status']['installedCSV'] == 'nfd.4.15.0-202410081504'
     assert openshift.get('installplans.operators.coreos.com', 'install-upgrade', 'nvidia-gpu-operator')['spec']['approved'] is False
     pinned = [plan for plan in store.list('installplans.operators.coreos.com', 'nvidia-gpu-operator') if plan['metadata']['name'] != 'install-upgrade']
     assert [plan['spec']['approved'] for plan in pinned] == [True]
@@ -310,6 +339,117 @@ def test_bad_inputs_are_refused_naming_the_field_before_any_write(openshift, tmp
         assert message in refused.get(str(index), ''), (given, message, refused.get(str(index)), _out(run))
     assert 'ACCEPTED' not in run.stdout
     assert not run.mutations, run.mutations
+
+
+def _wait_for(what, condition, timeout=20):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, 'the stand-in did not reach: %s' % what
+        time.sleep(DELAY)
+
+
+def _cluster_with_nfd_labels_and_sriov_node_states(openshift):
+    """The state an earlier run (or an admin) leaves: NFD has labelled the workers and the SR-IOV operator's config
+    daemon has reported each node's PFs (SriovNetworkNodeState interfaces[].totalvfs), through the stand-in's
+    operators (the objects written to its store, as OLM and an admin would have)."""
+    store = openshift.cluster.store
+    for namespace in ('openshift-nfd', 'openshift-sriov-network-operator'):
+        store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})
+    for package in ('nfd', 'sriov-network-operator', 'gpu-operator-certified'):
+        for relative in PACKAGES[package]['crds']:
+            openshift.sim._install_crd(relative)   # pylint: disable=protected-access
+    store.create({'apiVersion': 'nfd.openshift.io/v1', 'kind': 'NodeFeatureDiscovery',
+                  'metadata': {'name': 'nfd-instance', 'namespace': 'openshift-nfd'}, 'spec': {}})
+    store.create({'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovOperatorConfig',
+                  'metadata': {'name': 'default', 'namespace': 'openshift-sriov-network-operator'},
+                  'spec': {'configDaemonNodeSelector': {'node-role.kubernetes.io/worker': ''}}})
+    _wait_for('NFD labels and SR-IOV node states', lambda: all(
+        (store.get('nodes', name)['metadata'].get('labels') or {}).get('feature.node.kubernetes.io/pci-15b3.present') == 'true'
+        and (store.get('sriovnetworknodestates.sriovnetwork.openshift.io', name, 'openshift-sriov-network-operator') or {}).get('status')
+        for name in openshift.sim.workers))
+
+
+def _set_cluster_version(openshift, version):
+    store = openshift.cluster.store
+    current = store.get('clusterversions.config.openshift.io', 'version')
+    store.update_status(dict(current, status=dict(current['status'], desired=dict(current['status']['desired'], version=version))))
+
+
+# The GPU Operator's sample (its CSV's alm-examples) with the host's MOFED for RDMA: what the chapter's Network
+# Operator driver conflicts with.
+CONFLICTING_GPU_POLICY = copy.deepcopy(PACKAGES['gpu-operator-certified']['alm'][0])
+CONFLICTING_GPU_POLICY['spec']['driver']['rdma'] = {'enabled': True, 'useHostMofed': True}
+
+# Each refusal that depends on the cluster: how the stand-in is set for it (and set back), the input, the message.
+CLUSTER_REFUSALS = [
+    ('NIC selector matching no node (NFD labels)', None, None,
+     {'openshift_rdma_node_selector': {'feature.node.kubernetes.io/pci-15b3.present': 'true', 'topology.kubernetes.io/zone': 'rack-9'}},
+     'openshift_rdma_node_selector {"feature.node.kubernetes.io/pci-15b3.present": "true", "topology.kubernetes.io/zone": '
+     '"rack-9"} matches no node (NFD labels read from 2 nodes): check the NIC is installed and NFD runs, or change the selector'),
+    ('numVfs above the NIC\'s limit', None, None,
+     {'openshift_rdma_method': 'sriov_legacy', 'openshift_rdma_link': 'roce', 'openshift_rdma_num_vfs': 32},
+     'openshift_rdma_num_vfs=32 exceeds the 16 VFs that ens8f0np0 supports (SriovNetworkNodeState interfaces[].totalvfs): use at most 16'),
+    ('GPU Operator ClusterPolicy configured in a conflicting way',
+     lambda openshift: openshift.cluster.store.create(copy.deepcopy(CONFLICTING_GPU_POLICY)),
+     lambda openshift: openshift.cluster.store.delete('clusterpolicies.nvidia.com', 'gpu-cluster-policy'), {},
+     'ClusterPolicy gpu-cluster-policy sets driver.rdma.useHostMofed, which conflicts with the Network Operator driver: set it false'),
+    ('cluster version outside the chapter\'s range', lambda openshift: _set_cluster_version(openshift, '4.12.9'),
+     lambda openshift: _set_cluster_version(openshift, openshift.sim.version), {},
+     'cluster version 4.12.9 is outside the range the chapter covers (4.16 to 4.22): use a supported OpenShift release'),
+]
+
+
+def test_cluster_dependent_refusals_end_to_end_before_any_write(openshift):
+    """openshift_rdma.yml against a stand-in whose state conflicts in one way at a time: each run is refused with
+    the one message naming the variable or field and the fix, and sends no POST/PUT/PATCH/DELETE."""
+    _cluster_with_nfd_labels_and_sriov_node_states(openshift)
+    messages = [message for *_rest, message in CLUSTER_REFUSALS]
+    for what, conflict, undo, extra, message in CLUSTER_REFUSALS:
+        if conflict:
+            conflict(openshift)
+        try:
+            run = openshift.run(extra=extra)
+        finally:
+            if undo:
+                undo(openshift)
+        assert run.returncode != 0, (what, _out(run))
+        assert message in run.stdout, (what, _out(run))
+        assert [other for other in messages if other != message and other in run.stdout] == [], (what, _out(run))
+        assert 'Checks before anything is created' in run.stdout and 'Operators through OLM' not in run.stdout, (what, _out(run))
+        assert not run.mutations, (what, run.mutations)
+
+
+def test_k8s_delete_shows_each_deleted_object_in_the_diff_and_check_mode_deletes_nothing(openshift, tmp_path):
+    """aiinfra.gpudirect.k8s_delete (what the role removes other configurations' objects with) on the stand-in:
+    --check --diff shows what would go and sends no DELETE; --diff deletes and shows the same; again: no change."""
+    store = openshift.cluster.store
+    store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'demo'}})
+    for name in ('old-a', 'old-b'):
+        store.create({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': name, 'namespace': 'demo', 'labels': {'release': 'old'}},
+                      'data': {'origin': 'release %s' % name}})
+    store.create({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'kept', 'namespace': 'demo'}, 'data': {'origin': 'new'}})
+    play = [{'name': 'Delete the old release', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': [
+        {'name': 'Read', 'ansible.builtin.set_fact': {'old': "{{ query('kubernetes.core.k8s', kind='ConfigMap', namespace='demo', "
+                                                             "label_selector='release=old', kubeconfig=openshift_rdma_kubeconfig) }}"}},
+        {'name': 'Delete', 'aiinfra.gpudirect.k8s_delete': {'objects': '{{ old }}', 'kubeconfig': '{{ openshift_rdma_kubeconfig }}',
+                                                            'wait': True, 'wait_sleep': 1}, 'register': 'deleted'},
+        {'name': 'Removed', 'ansible.builtin.debug': {'msg': 'REMOVED {{ deleted.removed | join(", ") }}'}}]}]
+    (tmp_path / 'delete.yml').write_text(yaml.safe_dump(play), encoding='utf-8')
+    shown = ['--- before: ConfigMap demo/old-a\n+++ after: ConfigMap demo/old-a (deleted)\n', '-        "origin": "release old-a"',
+             '--- before: ConfigMap demo/old-b\n+++ after: ConfigMap demo/old-b (deleted)\n']
+
+    checked = openshift.run(str(tmp_path / 'delete.yml'), args=['--check', '--diff'])
+    assert checked.returncode == 0 and all(line in checked.stdout for line in shown), _out(checked)
+    assert 'REMOVED ConfigMap demo/old-a, ConfigMap demo/old-b' in checked.stdout and 'managedFields' not in checked.stdout
+    assert not checked.mutations and store.get('configmaps', 'old-a', 'demo') is not None
+
+    done = openshift.run(str(tmp_path / 'delete.yml'), args=['--diff'])
+    assert done.returncode == 0 and all(line in done.stdout for line in shown), _out(done)
+    assert [request[0] for request in done.mutations] == ['DELETE', 'DELETE']
+    assert store.get('configmaps', 'old-a', 'demo') is None and store.get('configmaps', 'kept', 'demo') is not None
+
+    again = openshift.run(str(tmp_path / 'delete.yml'), args=['--diff'])
+    assert again.returncode == 0 and again.recap['changed'] == 0 and '--- before' not in again.stdout, _out(again)
 
 
 def test_every_rendered_object_passes_kubectl_server_dry_run(openshift, tmp_path):

@@ -14,7 +14,8 @@ Use::
     ...                      # apply Subscriptions, CRs; the simulation answers as the operators would
     sim.stop()
 
-Test levers (constructor): ``csv_failures={package: (reason, message)}`` (that package's CSV goes Failed
+Test levers: ``installed_before(objects, csv)`` (an operator already installed at an older CSV); constructor:
+``csv_failures={package: (reason, message)}`` (that package's CSV goes Failed
 after Installing, as when its Deployment never becomes available), ``csv_stalls={package}`` (the CSV
 stays Installing), ``bandwidth_gbps`` (what the stand-in ``ib_write_bw`` reports), ``workers``.
 
@@ -31,6 +32,7 @@ import json
 import pathlib
 import sys
 import tempfile
+import threading
 import time
 
 import yaml
@@ -124,6 +126,8 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         self.runtime = SyntheticRuntime(_tools_argv(self))
         self.controllers = ClusterControllers(cluster, self.runtime, ready_delay=delay)
         self._since = {}
+        # Held by each reconciler pass and by test levers that write several objects: a pass sees all or none.
+        self._lock = threading.Lock()
 
     # lifecycle ---------------------------------------------------------------------------------
     # The operators' reconcilers run on the core's controller loop (controllers.add): one pass sees one
@@ -145,14 +149,15 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
 
     def reconcile(self, store=None):
         del store   # the core passes its store: the same as self.store
-        self.olm()
-        self.nfd()
-        self.network_operator()
-        self.sriov_operator()
-        self.gpu_operator()
-        self.machine_config_pools()
-        self.node_status()
-        self.multus()
+        with self._lock:
+            self.olm()
+            self.nfd()
+            self.network_operator()
+            self.sriov_operator()
+            self.gpu_operator()
+            self.machine_config_pools()
+            self.node_status()
+            self.multus()
 
     # store helpers -------------------------------------------------------------------------------
     def _update(self, obj):
@@ -310,8 +315,42 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
             status['phase'] = 'Complete'
             self._update_status(plan, status)
 
-    def _create_csv(self, csv_name, namespace):
-        package = next((name for name, entry in PACKAGES.items() if csv_name in entry['channels'].values()), None)
+    def installed_before(self, objects, csv_name):
+        """SIMULATION (an operator installed before the role runs, from an older catalog).  Real: after OLM installed
+        CSV ``csv_name`` for a Subscription, the Subscription holds ``installPlanRef``, ``currentCSV`` and
+        ``installedCSV`` = that CSV, state AtLatestKnown; its InstallPlan is Complete, the CSV Succeeded and the
+        bundle's CRDs exist.  The stand-in writes ``objects`` (the Namespace, OperatorGroup and Subscription, as
+        given) and that state at once.  A newer catalog would make real OLM offer an upgrade (an InstallPlan for the
+        channel head); the stand-in offers none (no upgrades between CSVs)."""
+        with self._lock:
+            self._installed_before(objects, csv_name)
+
+    def _installed_before(self, objects, csv_name):
+        for obj in objects:
+            self._create(obj)
+        sub = next(obj for obj in objects if obj['kind'] == 'Subscription')
+        namespace, package = sub['metadata']['namespace'], sub['spec']['name']
+        sub = self.store.get('subscriptions.operators.coreos.com', sub['metadata']['name'], namespace)
+        plan = self._create({'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'InstallPlan',
+                             'metadata': {'name': 'install-before', 'namespace': namespace},
+                             'spec': {'approval': sub['spec'].get('installPlanApproval', 'Automatic'), 'approved': True,
+                                      'clusterServiceVersionNames': [csv_name], 'generation': 1}})
+        self._update_status(plan, {'phase': 'Complete', 'catalogSources': [sub['spec']['source']], 'bundleLookups': []})
+        self._create_csv(csv_name, namespace, package)
+        csv = self.store.get('clusterserviceversions.operators.coreos.com', csv_name, namespace)
+        when = now_rfc3339()
+        self._update_status(csv, {'phase': 'Succeeded', 'reason': 'InstallSucceeded', 'message': 'install strategy completed with no errors',
+                                  'lastUpdateTime': when, 'lastTransitionTime': when})
+        for relative in PACKAGES[package]['crds']:
+            self._install_crd(relative)
+        self._update_status(sub, {'installPlanRef': {'apiVersion': plan['apiVersion'], 'kind': 'InstallPlan', 'name': plan['metadata']['name'],
+                                                     'namespace': namespace, 'uid': plan['metadata']['uid'],
+                                                     'resourceVersion': plan['metadata']['resourceVersion']},
+                                  'currentCSV': csv_name, 'installedCSV': csv_name, 'state': 'AtLatestKnown',
+                                  'lastUpdated': when, 'catalogHealth': [], 'installPlanGeneration': 1})
+
+    def _create_csv(self, csv_name, namespace, package=None):
+        package = package or next((name for name, entry in PACKAGES.items() if csv_name in entry['channels'].values()), None)
         entry = PACKAGES.get(package) or {'alm': [], 'crds': []}
         version = csv_name.split('.v', 1)[1] if '.v' in csv_name else csv_name.split('.', 1)[1].split('-')[0]
         self._create({'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'ClusterServiceVersion',

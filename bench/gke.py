@@ -39,14 +39,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = pathlib.Path(os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')))
 sys.path.insert(0, str(ROOT / 'tests'))
+sys.path.insert(0, str(ROOT / 'bench'))
 
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
 from sandbox.gcloud import gcloud_environment  # noqa: E402  pylint: disable=wrong-import-position
+from _bench_collections import collections_dir  # noqa: E402  pylint: disable=wrong-import-position
 
 MACHINE_TYPE, ACCELERATOR, DATA_NETWORKS, GPU_NODES = 'a3-megagpu-8g', 'nvidia-h100-mega-80gb', 8, 2
 REGION, ZONE, CLUSTER, POOL = 'us-central1', 'us-central1-a', 'a3mega', 'a3mega-gpu'
@@ -67,24 +68,12 @@ def sdk_bin():
     return pathlib.Path(os.path.realpath(gcloud)).parent
 
 
-def collections_dir(profile=False):
-    """A temporary ANSIBLE_COLLECTIONS_PATH: aiinfra/gpudirect is this checkout, kubernetes/core the one
-    `bash scripts/test` installs beside the build; with ``profile``, ansible.posix (for its profile_tasks
-    callback) from the `ansible` wheel scripts/test keeps in $GPUDIRECT_BUILD/deps/wheel."""
+def collections_path_of_build(profile=False):
+    """aiinfra/gpudirect is this checkout, kubernetes/core the one `bash scripts/test` installs beside the build."""
     kubernetes_core = BUILD / 'ansible_collections' / 'kubernetes' / 'core'
     if not (kubernetes_core / 'MANIFEST.json').is_file():
         raise SystemExit('%s is missing: run `bash scripts/test build` (or set GPUDIRECT_BUILD)' % kubernetes_core)
-    path = pathlib.Path(tempfile.mkdtemp(prefix='bench-collections-'))
-    for namespace, name, target in (('aiinfra', 'gpudirect', ROOT), ('kubernetes', 'core', kubernetes_core)):
-        (path / 'ansible_collections' / namespace).mkdir(parents=True, exist_ok=True)
-        (path / 'ansible_collections' / namespace / name).symlink_to(target)
-    if profile:
-        wheels = sorted((BUILD / 'deps' / 'wheel').glob('ansible-*.whl'))
-        if not wheels:
-            raise SystemExit('--profile takes ansible.posix from the ansible wheel in %s: run `bash scripts/test` once' % (BUILD / 'deps'))
-        with zipfile.ZipFile(wheels[-1]) as wheel:
-            wheel.extractall(path, [name for name in wheel.namelist() if name.startswith('ansible_collections/ansible/posix/')])
-    return path
+    return collections_dir({('aiinfra', 'gpudirect'): ROOT, ('kubernetes', 'core'): kubernetes_core}, profile)
 
 
 def tool_env(sandbox, project, config):
@@ -334,7 +323,7 @@ def main():
     from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
 
-    collections_path = collections_dir(args.profile)
+    collections_path = collections_path_of_build(args.profile)
     work = pathlib.Path(args.logs or tempfile.mkdtemp(prefix='bench-gke-'))
     rows, notes = [], []
     sandbox = Sandbox(latency=args.latency).start()

@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = pathlib.Path(os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')))
@@ -40,27 +39,13 @@ sys.path.insert(0, str(ROOT / 'tests'))
 sys.path.insert(0, str(ROOT / 'bench'))
 
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
+from _bench_collections import collections_dir  # noqa: E402  pylint: disable=wrong-import-position
 import inprocess_prototype  # noqa: E402  pylint: disable=wrong-import-position
 
 FAMILY, PLAYBOOK, DATA_NETWORKS = 'a3-megagpu-8g', 'a3mega.yml', 8
 REGION, ZONE, PREFIX = 'us-central1', 'us-central1-a', 'bench'
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
 PROTOTYPE = 'prototype: ours with modules in-process'
-
-
-def collections_dir(profile=False):
-    """A temporary ANSIBLE_COLLECTIONS_PATH whose aiinfra/gpudirect is this checkout; with ``profile``, ansible.posix
-    (for its profile_tasks callback) from the `ansible` wheel scripts/test keeps in $GPUDIRECT_BUILD/deps/wheel."""
-    path = pathlib.Path(tempfile.mkdtemp(prefix='bench-collections-'))
-    (path / 'ansible_collections' / 'aiinfra').mkdir(parents=True)
-    (path / 'ansible_collections' / 'aiinfra' / 'gpudirect').symlink_to(ROOT)
-    if profile:
-        wheels = sorted((BUILD / 'deps' / 'wheel').glob('ansible-*.whl'))
-        if not wheels:
-            raise SystemExit('--profile takes ansible.posix from the ansible wheel in %s: run `bash scripts/test` once' % (BUILD / 'deps'))
-        with zipfile.ZipFile(wheels[-1]) as wheel:
-            wheel.extractall(path, [name for name in wheel.namelist() if name.startswith('ansible_collections/ansible/posix/')])
-    return path
 
 
 class Ours:
@@ -209,7 +194,7 @@ def main():
         raise SystemExit('gcloud is not on PATH')
     if args.logs:
         pathlib.Path(args.logs).mkdir(parents=True, exist_ok=True)
-    collections_path = collections_dir(args.profile)
+    collections_path = collections_dir({('aiinfra', 'gpudirect'): ROOT}, args.profile)
     run_ours = Ours(args.profile, args.logs)
     prototype_path = inprocess_prototype.prototype_collections(ROOT) if args.in_process_prototype else None
     rows, reruns, notes = [], [], []

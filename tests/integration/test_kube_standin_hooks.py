@@ -31,8 +31,8 @@ def test_read_only_resource_serves_reads_and_refuses_writes_with_405(kube_cluste
     kube_cluster.add_readonly('packages.operators.coreos.com/v1', 'packagemanifests', 'PackageManifest')
     kube_cluster.store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'openshift-marketplace'}})
     kube_cluster.store.create({'apiVersion': 'packages.operators.coreos.com/v1', 'kind': 'PackageManifest',
-                          'metadata': {'name': 'sriov-network-operator', 'namespace': 'openshift-marketplace'},
-                          'status': {'catalogSource': 'redhat-operators', 'defaultChannel': 'stable'}})
+                               'metadata': {'name': 'sriov-network-operator', 'namespace': 'openshift-marketplace'},
+                               'status': {'catalogSource': 'redhat-operators', 'defaultChannel': 'stable'}})
     resources = kubectl(kube_cluster, 'api-resources', '--api-group=packages.operators.coreos.com', '-o', 'wide')
     assert resources.returncode == 0, resources.stderr
     assert 'packagemanifests' in resources.stdout and ' get,list,watch ' in resources.stdout, resources.stdout
@@ -69,11 +69,11 @@ def test_synthetic_runtime_runs_pods_without_podman_and_maps_exec_to_a_host_comm
     controllers = ClusterControllers(kube_cluster, runtime, ready_delay=0).start()
     try:
         kube_cluster.store.create({'apiVersion': 'v1', 'kind': 'Node', 'metadata': {'name': 'worker-0'}, 'spec': {'podCIDR': '10.4.0.0/24'},
-                              'status': {'allocatable': {'cpu': '8', 'memory': '32Gi', 'pods': '110'},
-                                         'capacity': {'cpu': '8', 'memory': '32Gi', 'pods': '110'},
-                                         'conditions': [{'type': 'Ready', 'status': 'True'}]}})
+                                   'status': {'allocatable': {'cpu': '8', 'memory': '32Gi', 'pods': '110'},
+                                              'capacity': {'cpu': '8', 'memory': '32Gi', 'pods': '110'},
+                                              'conditions': [{'type': 'Ready', 'status': 'True'}]}})
         kube_cluster.store.create({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'tools', 'namespace': 'default'},
-                              'spec': {'containers': [{'name': 'main', 'image': 'example/tools:1'}]}})
+                                   'spec': {'containers': [{'name': 'main', 'image': 'example/tools:1'}]}})
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and (kube_cluster.store.get('pods', 'tools', 'default').get('status') or {}).get('phase') != 'Running':
             time.sleep(0.1)

@@ -31,10 +31,11 @@ def sandbox_environment(sandbox, project):
     return env
 
 
-def ansible_playbook(sandbox, playbook, extra_vars, project='sandbox-project', args=(), timeout=600):
-    """Run playbooks/PLAYBOOK with extra vars (as JSON); return the CompletedProcess."""
+def ansible_playbook(sandbox, playbook, extra_vars, project='sandbox-project', args=(), timeout=600, env=None):
+    """Run playbooks/PLAYBOOK with extra vars (as JSON) and gpudirect_project=PROJECT, the environment's GCP_PROJECT
+    too unless ``env`` says otherwise; return the CompletedProcess."""
     root = collection_root()
     command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(root / 'inventories' / 'sandbox'),
                str(root / 'playbooks' / playbook), '-e', json.dumps(dict(extra_vars, gpudirect_project=project)), *args]
-    return subprocess.run(command, env=sandbox_environment(sandbox, project), capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(command, env=dict(sandbox_environment(sandbox, project), **(env or {})), capture_output=True, text=True,
+                          timeout=timeout, check=False)

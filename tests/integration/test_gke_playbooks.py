@@ -37,11 +37,15 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
         ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS + ('--check',)))
         assert mutating(sandbox) == []
 
-    first = ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS))
+    # The RDMA run: the project comes from gpudirect_project alone (module_defaults of the action group
+    # aiinfra.gpudirect.gcp, which the GKE modules belong to), not from the environment's GCP_PROJECT.
+    env = None if full else {'GCP_PROJECT': 'not-this-project'}
+    first = ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS, env=env))
     assert recap(first)['changed'] >= 2
     assert sorted(n['name'] for n in sandbox.resources('compute.networks')) == sorted(networks)
     (cluster,) = sandbox.resources('container.clusters')
     assert cluster['networkConfig']['datapathProvider'] == 'ADVANCED_DATAPATH'
+    assert '/projects/sandbox-project/' in cluster['selfLink']
     gpu = [p for p in sandbox.resources('container.nodePools') if p['name'].endswith('-gpu')]
     assert gpu and gpu[0]['config']['machineType'] == machine_type
     assert len(gpu[0].get('networkConfig', {}).get('additionalNodeNetworkConfigs') or []) == pools
@@ -54,7 +58,7 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
         assert mutating(sandbox, since) == []
 
     extra['gpudirect_machine_type'] = machine_type
-    ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS))
+    ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS, env=env))
     assert sandbox.resources('container.clusters') == [] and sandbox.resources('compute.networks') == []
     if full:
         rerun = ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS))

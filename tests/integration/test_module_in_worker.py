@@ -1,0 +1,120 @@
+"""The API modules' action (plugins/plugin_utils/module_in_worker.py) with the real ansible-playbook against the
+sandbox: the same task gives the same result in the worker as in a module process, with the task's environment,
+check mode, diff and no_log; and the module process is kept where the module would not run in the controller's own
+Python. (tests/unit/plugins/plugin_utils/test_module_in_worker_state.py tests the mechanism on every ansible-core.)"""
+
+import json
+import os
+import subprocess
+import sys
+
+from playbook_runner import collection_root, sandbox_environment
+
+SECRET = 's3cret-token-never-shown'
+PLAYBOOK = """
+- name: An API module, three ways
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: A fabric, its project given only by the task's environment
+      aiinfra.gpudirect.gce_gpudirect_network:
+        region: us-central1
+        machine_type: a3-highgpu-8g
+        network_prefix: inworker
+        ssh_source_ranges: [203.0.113.0/24]
+        access_token: "{{ secret }}"
+      environment:
+        GCP_PROJECT: "{{ project }}"
+      register: created
+
+    - name: The same again
+      aiinfra.gpudirect.gce_gpudirect_network:
+        region: us-central1
+        machine_type: a3-highgpu-8g
+        network_prefix: inworker
+        ssh_source_ranges: [203.0.113.0/24]
+      environment:
+        GCP_PROJECT: "{{ project }}"
+      register: again
+
+    - name: A machine type that does not exist
+      aiinfra.gpudirect.gce_gpudirect_network:
+        region: us-central1
+        machine_type: a3-nosuchgpu-8g
+        network_prefix: inworker
+        project: "{{ project }}"
+      register: refused
+      ignore_errors: true
+
+    - name: Keep the results
+      ansible.builtin.copy:
+        content: "{{ {'created': created, 'again': again, 'refused': refused} | to_nice_json }}"
+        dest: "{{ out }}"
+        mode: '0600'
+"""
+
+
+def run(sandbox, tmp_path, project, *args, env=None):
+    (tmp_path / 'play.yml').write_text(PLAYBOOK, encoding='utf-8')
+    out = tmp_path / ('%s.json' % project)
+    environment = {key: value for key, value in sandbox_environment(sandbox, project).items() if key != 'GCP_PROJECT'}
+    environment.update(env or {})
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', str(collection_root() / 'inventories' / 'sandbox'),
+               str(tmp_path / 'play.yml'), '-e', json.dumps({'project': project, 'secret': SECRET, 'out': str(out)}), '-vvv', *args]
+    result = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    return result.stdout + result.stderr, (json.loads(out.read_text(encoding='utf-8')) if out.exists() else None)
+
+
+def comparable(results, project):
+    """The registered results with the project's name replaced, and what only a module process reports: on
+    ansible-core 2.19 a warning of module code running on the controller is shown at once instead of returned."""
+    text = json.dumps(results).replace(project, 'PROJECT')
+    results = json.loads(text)
+    for result in results.values():
+        result.pop('warnings', None)
+    return results
+
+
+def test_the_same_results_in_the_worker_as_in_a_module_process(sandbox, tmp_path):
+    worker_output, in_worker = run(sandbox, tmp_path, 'in-worker', '--diff')
+    process_output, in_process = run(sandbox, tmp_path, 'module-process', '--diff', env={'ANSIBLE_GPUDIRECT_MODULE_PROCESS': '1'})
+
+    assert worker_output.count("aiinfra.gpudirect.gce_gpudirect_network: in the worker process") == 3
+    assert 'as a module process' not in worker_output
+    assert process_output.count('aiinfra.gpudirect.gce_gpudirect_network: as a module process '
+                                '(ANSIBLE_GPUDIRECT_MODULE_PROCESS is set)') == 3
+    assert in_worker['created']['changed'] is True and in_worker['again']['changed'] is False
+    assert in_worker['created']['diff'], 'no diff in the worker'
+    assert in_worker['refused']['failed'] is True and 'a3-nosuchgpu-8g' in in_worker['refused']['msg']
+    assert comparable(in_worker, 'in-worker') == comparable(in_process, 'module-process')
+    # no_log: the token is masked in the invocation that -vvv prints, and never printed, either way
+    assert '"access_token": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"' in worker_output
+    assert SECRET not in worker_output and SECRET not in process_output
+    made = {project: sorted(n['name'] for n in sandbox.resources('compute.networks') if '/%s/' % project in n['selfLink'])
+            for project in ('in-worker', 'module-process')}
+    assert made['in-worker'] == made['module-process'] and len(made['in-worker']) == 5
+
+
+def test_check_mode_in_the_worker_sends_no_mutating_request(sandbox, tmp_path):
+    output, results = run(sandbox, tmp_path, 'checked', '--check')
+    assert "in the worker process" in output
+    assert results is None   # copy, in check mode, wrote nothing; the plan is in the output
+    assert '"changed": true' in output
+    assert [e for e in sandbox.request_log() if e['method'] != 'GET' and not e['path'].split('?')[0].endswith('/wait')] == []
+
+
+def test_another_interpreter_keeps_the_module_process(sandbox, tmp_path):
+    """The module is not run in the controller's Python when the task's interpreter is another: here one that does
+    not exist, so the module process fails to start, which shows that it was tried."""
+    (tmp_path / 'play.yml').write_text(PLAYBOOK, encoding='utf-8')
+    environment = sandbox_environment(sandbox, 'other')
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
+               str(tmp_path / 'play.yml'), '-e', json.dumps({'project': 'other', 'secret': SECRET, 'out': str(tmp_path / 'o.json'),
+                                                             'ansible_python_interpreter': '/nonexistent/python3'}), '-vvv']
+    result = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=300, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert ("aiinfra.gpudirect.gce_gpudirect_network: as a module process (ansible_python_interpreter /nonexistent/python3 "
+            "is not the controller's %s)" % sys.executable) in output
+    assert sandbox.request_log() == []

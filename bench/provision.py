@@ -1,7 +1,7 @@
 """Provisioning benchmark: a GPUDirect fabric plus N A3 Mega VMs, for several N, side by side in one run.
 
     .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64] [--gcloud-seed] [--skip-google-cloud]
-                                        [--profile] [--logs DIR] [--ours-only] [--in-process-prototype]
+                                        [--profile] [--logs DIR] [--ours-only] [--module-process]
 
 Every contender works in its own project (one per contender and VM count) of one local sandbox
 (tests/sandbox) whose operations take --latency seconds, so the API is equally slow for all of them:
@@ -40,25 +40,26 @@ sys.path.insert(0, str(ROOT / 'bench'))
 
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
 from _bench_collections import collections_dir  # noqa: E402  pylint: disable=wrong-import-position
-import inprocess_prototype  # noqa: E402  pylint: disable=wrong-import-position
 
 FAMILY, PLAYBOOK, DATA_NETWORKS = 'a3-megagpu-8g', 'a3mega.yml', 8
 REGION, ZONE, PREFIX = 'us-central1', 'us-central1-a', 'bench'
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
-PROTOTYPE = 'prototype: ours with modules in-process'
+MODULE_PROCESS = 'ours before: API modules as module processes'
 
 
 class Ours:
     """ansible-playbook playbooks/a3mega.yml; with ``profile``, ansible.posix.profile_tasks's per-task times in its output,
     which goes to ``logs`` (a directory) when given."""
 
-    def __init__(self, profile=False, logs=None):
-        self.profile, self.logs, self.outputs = profile, logs, []
+    def __init__(self, profile=False, logs=None, module_process=False):
+        self.profile, self.logs, self.outputs, self.module_process = profile, logs, [], module_process
 
     def __call__(self, sandbox, project, nodes, collections_path):
         env = {key: value for key, value in os.environ.items() if not key.startswith(('GCP_', 'CLOUDSDK_', 'ANSIBLE_'))}
         env.update(GCP_AUTH_KIND='none', GCP_PROJECT=project, CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=sandbox.compute_url,
                    ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1')
+        if self.module_process:   # the way every module ran before plugins/plugin_utils/module_in_worker.py
+            env.update(ANSIBLE_GPUDIRECT_MODULE_PROCESS='1')
         if self.profile:   # per-task times at the end of the output, all of them
             env.update(ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', PROFILE_TASKS_TASK_OUTPUT_LIMIT='all')
         extra = {'gpudirect_project': project, 'gpudirect_zone': ZONE, 'gpudirect_network_prefix': PREFIX, 'gpudirect_node_count': nodes}
@@ -185,9 +186,9 @@ def main():
     parser.add_argument('--profile', action='store_true',
                         help="print the per-task times of ours' first run at each count (ansible.posix.profile_tasks, from the ansible wheel)")
     parser.add_argument('--ours-only', action='store_true', help='leave out every other contender (to profile ours)')
-    parser.add_argument('--in-process-prototype', action='store_true',
-                        help='also run ours with its API modules run inside the worker process (bench/inprocess_prototype.py: '
-                        'a measurement, not part of the collection)')
+    parser.add_argument('--module-process', action='store_true',
+                        help='also run ours with its API modules as module processes (ANSIBLE_GPUDIRECT_MODULE_PROCESS=1), as they '
+                        'ran before they ran in the worker (plugins/plugin_utils/module_in_worker.py)')
     parser.add_argument('--logs', metavar='DIR', help="keep the output of each of ours' runs in DIR")
     args = parser.parse_args()
     if shutil.which('gcloud') is None:
@@ -196,7 +197,6 @@ def main():
         pathlib.Path(args.logs).mkdir(parents=True, exist_ok=True)
     collections_path = collections_dir({('aiinfra', 'gpudirect'): ROOT}, args.profile)
     run_ours = Ours(args.profile, args.logs)
-    prototype_path = inprocess_prototype.prototype_collections(ROOT) if args.in_process_prototype else None
     rows, reruns, notes = [], [], []
     runner, reason = (None, 'google.cloud run skipped (--skip-google-cloud)') if args.skip_google_cloud else google_cloud_runner()
     if reason:
@@ -213,17 +213,14 @@ def main():
             before, rerun_start = len(project_log(sandbox, project)), time.monotonic()
             run_ours(sandbox, project, nodes, collections_path)
             reruns.append((nodes, time.monotonic() - rerun_start, project_log(sandbox, project)[before:]))
-            if prototype_path:
-                rows.append(measure(PROTOTYPE, Ours(), sandbox, 'bench-inprocess-%d' % nodes, nodes, prototype_path))
+            if args.module_process:
+                rows.append(measure(MODULE_PROCESS, Ours(module_process=True), sandbox, 'bench-process-%d' % nodes, nodes,
+                                    collections_path))
         for nodes in args.nodes:
             for name, function in contenders:
                 project = 'bench-%s-%d' % ('seed' if name.startswith('gcloud (seed') else name.split()[0].replace('.', '-'), nodes)
                 rows.append(measure(name, function, sandbox, project, nodes, collections_path))
     shutil.rmtree(collections_path, ignore_errors=True)
-    if prototype_path:
-        shutil.rmtree(prototype_path, ignore_errors=True)
-        notes.append('%s: bench/inprocess_prototype.py, a measurement of what running modules in-process would save; '
-                     'not part of the collection' % PROTOTYPE)
     if args.profile:
         notes += ['our first run at %d VMs, per task (profile_tasks):\n%s' % (nodes, output.split('PLAY RECAP')[-1])
                   for (project, nodes, output) in run_ours.outputs[::2]]
@@ -232,7 +229,7 @@ def main():
 
 def report(args, rows, reruns, notes):
     critical = 3 * args.latency
-    ours = {row['nodes']: row for row in rows if row['name'].startswith('ours')}
+    ours = {row['nodes']: row for row in rows if row['name'].startswith('ours (')}
     load = ' '.join('%.1f' % value for value in os.getloadavg())
     print('Fabric (1 management + %d data networks) and %s %s VMs; every operation takes %.1fs; critical path %.1fs '
           '(network -> subnet -> instance); load average at the end %s\n'

@@ -17,7 +17,7 @@ import time
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError, ProportionalPoll
 
 _MISSING = object()
 
@@ -123,7 +123,8 @@ def read_node_names(transport, endpoint, ca_certificate, pool, expected=None, ti
     the Google OAuth access token that gke-gcloud-auth-plugin would print) and the cluster's CA.
 
     With ``expected`` and ``timeout``, polls until that many Nodes are registered or the time is up
-    (the VMs register through their kubelets after the pool's operation is DONE).
+    (the VMs register through their kubelets after the pool's operation is DONE), as operations are polled
+    (ProportionalPoll: soon after they register, whether that takes a second or minutes).
     """
     ca_file = tempfile.NamedTemporaryFile('wb', suffix='.pem', delete=False)
     try:
@@ -131,6 +132,7 @@ def read_node_names(transport, endpoint, ca_certificate, pool, expected=None, ti
         ca_file.close()
         url = 'https://%s/api/v1/nodes' % endpoint
         deadline = time.monotonic() + timeout
+        delays = ProportionalPoll().delays()
         while True:
             headers = {'Accept': 'application/json'}
             transport.credentials.authorize(headers)
@@ -142,7 +144,7 @@ def read_node_names(transport, endpoint, ca_certificate, pool, expected=None, ti
             names = sorted(item['metadata']['name'] for item in response.json().get('items', []))
             if expected is None or len(names) >= expected or time.monotonic() >= deadline:
                 return names
-            sleep(2.0)
+            sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
     finally:
         os.unlink(ca_file.name)
 

@@ -86,6 +86,41 @@ def test_backoff_grows_exponentially_is_capped_and_jittered():
     assert len(set(delays)) == len(delays), 'jitter makes every delay different'
 
 
+@pytest.mark.parametrize('finished_at', [0.3, 2.0, 2.1, 45.0, 180.0, 600.0])
+def test_container_operations_are_seen_done_soon_after_they_finish_with_few_reads(finished_at):
+    """The default poll of ContainerClient.wait: the first read after the operation finished comes at most 25% of
+    that time later (or the 0.5 s first delay, or the 20 s cap), for a 2 s operation as for a 10 minute one."""
+    read_at, reads = 0.0, 0
+    for delay in gcp_client.ProportionalPoll().delays():
+        read_at += delay
+        reads += 1
+        if read_at >= finished_at:
+            break
+    assert read_at - finished_at <= max(0.5, min(20.0, 0.25 * finished_at))
+    assert reads <= 22 + finished_at / 20.0
+
+
+def test_container_wait_polls_with_the_proportional_schedule_by_default():
+    """ContainerClient.wait's own schedule, read from the sleeps it asks its transport for (no clock, no API: the
+    transport answers RUNNING three times, then DONE)."""
+    class Transport:
+        def __init__(self):
+            self.sleeps, self.reads = [], 0
+
+        def sleep(self, seconds):
+            self.sleeps.append(seconds)
+
+        def request(self, method, url, action):
+            self.reads += 1
+            return {'name': 'operation-1', 'status': 'DONE' if self.reads == 4 else 'RUNNING'}
+
+    transport = Transport()
+    client = gcp_client.ContainerClient(transport, 'test-project', 'http://127.0.0.1:9/')
+    done = client.wait({'name': 'operation-1', 'zone': 'us-central1-a', 'status': 'RUNNING'}, "create cluster 'c'")
+    assert done['status'] == 'DONE'
+    assert transport.sleeps == [0.5, 0.5, 0.5, 0.5]
+
+
 @pytest.mark.parametrize('header, expected', [('3', 3.0), ('0', 0.0), (None, None), ('soon', None)])
 def test_retry_after_seconds(header, expected):
     assert gcp_client.parse_retry_after(header) == expected

@@ -95,8 +95,8 @@ def seed_plugin_token_cache(config, context):
     running ``gcloud config config-helper`` (about 0.5 CPU-s). The bench's gcloud authenticates with an access-token
     file, which has no expiry, so the plugin cannot cache by itself here; --no-token-cache measures that case."""
     expiry = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() + 3600))
-    (config / 'gke_gcloud_auth_plugin_cache').write_text(json.dumps({'current_context': context, 'access_token': 'bench-token',
-                                                                      'token_expiry': expiry}), encoding='utf-8')
+    cache = {'current_context': context, 'access_token': 'bench-token', 'token_expiry': expiry}
+    (config / 'gke_gcloud_auth_plugin_cache').write_text(json.dumps(cache), encoding='utf-8')
 
 
 def progress(text):

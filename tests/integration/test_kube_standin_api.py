@@ -301,3 +301,27 @@ def test_job_gets_its_generated_selector(cluster):
     assert job['spec']['template']['metadata']['labels'] == {
         'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': 'once', 'controller-uid': uid,
         'job-name': 'once'}
+
+
+def test_a_pods_limits_default_its_requests_but_not_a_templates(cluster):
+    """SetDefaults_Pod (pkg/apis/core/v1/defaults.go) runs on a Pod, not on a Pod template: requests missing from a
+    container's (or init container's) limits are set to them, key by key; enableServiceLinks defaults to true; with
+    hostNetwork a port's hostPort defaults to its containerPort."""
+    gpu = {'limits': {'nvidia.com/gpu': '8', 'cpu': '2'}, 'requests': {'cpu': '150m'}}
+    pod_spec = {'hostNetwork': True,
+                'initContainers': [{'name': 'init', 'image': 'x:1', 'resources': {'limits': {'memory': '1Gi'}}}],
+                'containers': [{'name': 'c', 'image': 'x:1', 'resources': gpu, 'ports': [{'containerPort': 5000}]}]}
+    status, pod = call(cluster, 'POST', '/api/v1/namespaces/default/pods',
+                       {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'limited'}, 'spec': pod_spec})
+    assert status == 201, pod
+    assert pod['spec']['containers'][0]['resources']['requests'] == {'nvidia.com/gpu': '8', 'cpu': '150m'}
+    assert pod['spec']['initContainers'][0]['resources']['requests'] == {'memory': '1Gi'}
+    assert pod['spec']['containers'][0]['ports'][0]['hostPort'] == 5000
+    assert pod['spec']['enableServiceLinks'] is True
+    template = deployment()
+    template['metadata']['name'] = 'limited'
+    template['spec']['template']['spec']['containers'][0]['resources'] = {'limits': {'nvidia.com/gpu': '8'}}
+    status, created = call(cluster, 'POST', '/apis/apps/v1/namespaces/default/deployments', template)
+    assert status == 201, created
+    assert created['spec']['template']['spec']['containers'][0]['resources'] == {'limits': {'nvidia.com/gpu': '8'}}
+    assert 'enableServiceLinks' not in created['spec']['template']['spec']

@@ -26,6 +26,26 @@ def _pod_spec(spec):
                 port.setdefault('protocol', 'TCP')
 
 
+def _pod(spec):
+    """SetDefaults_Pod (pkg/apis/core/v1/defaults.go), which runs on a Pod and not on a Pod template: a container's
+    (or init container's) limits default its missing requests, key by key; enableServiceLinks defaults to true; with
+    hostNetwork every port's hostPort defaults to its containerPort. Not done: the resizePolicy defaults that the
+    InPlacePodVerticalScaling feature gate adds."""
+    for container in (spec.get('containers') or []) + (spec.get('initContainers') or []):
+        if not isinstance(container, dict):
+            continue
+        resources = container.get('resources') or {}
+        if isinstance(resources.get('limits'), dict):
+            requests = resources.setdefault('requests', {})
+            for name, quantity in resources['limits'].items():
+                requests.setdefault(name, quantity)
+        if spec.get('hostNetwork'):
+            for port in container.get('ports') or []:
+                if isinstance(port, dict) and not port.get('hostPort') and 'containerPort' in port:
+                    port['hostPort'] = port['containerPort']
+    spec.setdefault('enableServiceLinks', True)
+
+
 def _template(obj):
     template = (obj.get('spec') or {}).get('template')
     if isinstance(template, dict) and isinstance(template.get('spec'), dict):
@@ -40,6 +60,7 @@ def apply_defaults(resource, obj):
     kind = resource.kind
     if kind == 'Pod':
         _pod_spec(spec)
+        _pod(spec)
     elif kind == 'DaemonSet':
         strategy = spec.setdefault('updateStrategy', {})
         strategy.setdefault('type', 'RollingUpdate')

@@ -31,7 +31,7 @@ def mutating(sandbox, since=0):
     ('gke_a3high.yml', 'a3-highgpu-8g', ['a3high-net-%d' % n for n in range(1, 5)], 4, True),
     ('gke_a3ultra.yml', 'a3-ultragpu-8g', [], 0, False),
 ])
-def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, networks, pools, full):
+def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, networks, pools, full, tmp_path):
     extra = {'gpudirect_read_nodes': False}
     if full:
         ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS + ('--check',)))
@@ -39,9 +39,11 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
 
     # The RDMA run: the project comes from gpudirect_project alone (module_defaults of the action group
     # aiinfra.gpudirect.gcp, which the GKE modules belong to), not from the environment's GCP_PROJECT.
-    env = None if full else {'GCP_PROJECT': 'not-this-project'}
+    env = {'ANSIBLE_ASYNC_DIR': str(tmp_path / 'async')} if full else {'GCP_PROJECT': 'not-this-project'}
     first = ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS, env=env))
     assert recap(first)['changed'] >= 2
+    if full:   # the per-NIC networks ran as an async job, whose result file the playbook removes
+        assert (tmp_path / 'async').is_dir() and list((tmp_path / 'async').iterdir()) == []
     assert sorted(n['name'] for n in sandbox.resources('compute.networks')) == sorted(networks)
     (cluster,) = sandbox.resources('container.clusters')
     assert cluster['networkConfig']['datapathProvider'] == 'ADVANCED_DATAPATH'

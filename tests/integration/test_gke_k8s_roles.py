@@ -101,8 +101,9 @@ class Live:
         """Run one role in a play against ``cluster``; returns (CompletedProcess, recap counts)."""
         kubeconfig = self.kubeconfig(cluster)
         plays = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  # gke_gpudirect reads through the kubernetes.core.k8s lookup, which module_defaults do not reach.
-                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  # The roles read through the kubernetes.core.k8s lookup, which module_defaults do not reach.
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig,
+                           'gke_rdma_kubeconfig': kubeconfig},
                   'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role}}]}]
         return self._run(plays, ['-e', json.dumps(variables)] + (['--check'] if check else []))
@@ -113,7 +114,8 @@ class Live:
         case's output (its PLAY section)."""
         kubeconfig = self.kubeconfig(cluster)
         plays = [{'name': 'case %d' % number, 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig,
+                           'gke_rdma_kubeconfig': kubeconfig},
                   'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'block': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role},
                                         'vars': variables}],
@@ -346,8 +348,8 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         # synthetic table has neither.
         run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1
-        applied = task_output(run, 'Apply the objects (server-side apply)', role='gke_rdma')
-        assert 'ok: [localhost]' in applied and 'changed:' not in applied, applied
+        applied = task_output(run, 'Apply the objects that differ (server-side apply)', role='gke_rdma')   # nothing differs: no write
+        assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
         assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
         # Another machine type than the pool's: no node matches; then cleanup, in the same ansible-playbook run.
         mismatch, cleanup = live.cases('rdma', 'gke_rdma', [dict(variables, gke_rdma_machine_type='a4-highgpu-8g', gke_rdma_nccl_test=False),

@@ -100,7 +100,9 @@ def play(ultra, *plays):
     """One ansible-playbook run, a play per role variables dict; -> per play, the changed task names."""
     playbook = ultra.tmp / 'play.yml'
     playbook.write_text(json.dumps([{
-        'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'vars': {'ansible_python_interpreter': sys.executable},
+        'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+        # The role reads through the kubernetes.core.k8s lookup, which module_defaults do not reach.
+        'vars': {'ansible_python_interpreter': sys.executable, 'gke_rdma_kubeconfig': str(ultra.tmp / 'kubeconfig')},
         'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': str(ultra.tmp / 'kubeconfig')}},
         'tasks': [{'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.gke_rdma'}, 'vars': variables}]} for variables in plays]))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
@@ -123,7 +125,7 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     reports = {'compute_class': ultra.tmp / 'compute-class-report', 'multi_network': ultra.tmp / 'manual-report'}
     first = play(ultra, dict(COMPUTE_CLASS, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['compute_class'])),
                  dict(MULTI_NETWORK, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['multi_network'])))
-    assert first == [['Apply the objects (server-side apply)', 'Apply the test workload (server-side apply)',
+    assert first == [['Apply the objects that differ (server-side apply)', 'Apply the test workload (server-side apply)',
                       'Create the report directory on the controller', 'Save the test output on the controller',
                       'Write the report directory on the controller', 'Delete the test workload']] * 2, first
     nccl_tests_of_both_paths(ultra, reports)

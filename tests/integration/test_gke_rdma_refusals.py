@@ -170,7 +170,7 @@ def test_role_refuses_before_any_write(rdma):
     tasks.append({'ansible.builtin.copy': {'content': '{{ __refusals | to_json }}', 'dest': out, 'mode': '0600'}})
     playbook = rdma.tmp / 'refusals.yml'
     playbook.write_text(json.dumps([{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                                     'vars': {'ansible_python_interpreter': sys.executable},
+                                     'vars': {'ansible_python_interpreter': sys.executable, 'gke_rdma_kubeconfig': kubeconfig},
                                      'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}}, 'tasks': tasks}]))
     since, kube_since = len(rdma.request_log()), len(kube.requests)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',

@@ -5,8 +5,9 @@ network controllers validate each GKENetworkParamSet against the Compute sandbox
 The cluster half is made with the collection's modules: seed 001's gVNIC VPC and RDMA VPC with 8 subnets
 (gce_gpudirect_network layout gke_rdma), the cluster, the multi-network A3 Ultra pool (9 additional networks).
 One playbook applies both paths (ComputeClass; gvnic-1 and rdma-0..7 Ready at their generation, the RDMA
-installer DaemonSet on both RDMA nodes); a rerun changes nothing; the path's objects go with state absent
-(three ansible-playbook runs in all: each costs seconds on two cores).
+installer DaemonSet on both RDMA nodes), after a check-mode run that sends only server-side dry runs; a rerun
+changes nothing (and sends no write); the path's objects go with state absent (four ansible-playbook runs in all:
+each costs seconds on two cores).
 
 Parity (issue 12, item 8): seed 001's own manifests sent by the real kubectl (``create --dry-run=server``, under
 another name) are stored by the server exactly as the objects the role applied.
@@ -96,8 +97,8 @@ def ultra(tmp_path_factory):
         sandbox.stop()
 
 
-def play(ultra, *plays):
-    """One ansible-playbook run, a play per role variables dict; -> per play, the changed task names."""
+def play(ultra, *plays, check=False):
+    """One ansible-playbook run, a play per role variables dict (``check``: in check mode); -> per play, the changed task names."""
     playbook = ultra.tmp / 'play.yml'
     playbook.write_text(json.dumps([{
         'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
@@ -107,8 +108,8 @@ def play(ultra, *plays):
         'tasks': [{'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.gke_rdma'}, 'vars': variables}]} for variables in plays]))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)], env=env,
-                         capture_output=True, text=True, timeout=400, check=False)
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)] + (['--check'] if check else [])
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     changed = []
     for section in run.stdout.split('\nPLAY [')[1:]:
@@ -123,6 +124,14 @@ def stored(ultra, ref, name, namespace=None):
 
 def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     reports = {'compute_class': ultra.tmp / 'compute-class-report', 'multi_network': ultra.tmp / 'manual-report'}
+    # Check mode: the applies are server-side dry runs (dryRun=All), nothing else is sent that could change the cluster.
+    since = len(ultra.cluster.requests)
+    assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK, check=True) == [['Apply the objects that differ (server-side apply)']] * 2
+    writes = [(method, path) for method, path, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')]
+    assert writes and all('dryRun=All' in path for _method, path in writes), writes
+    assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None
+    assert ultra.cluster.store.list('gkenetworkparamsets.networking.gke.io') == []
+
     first = play(ultra, dict(COMPUTE_CLASS, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['compute_class'])),
                  dict(MULTI_NETWORK, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['multi_network'])))
     assert first == [['Apply the objects that differ (server-side apply)', 'Apply the test workload (server-side apply)',
@@ -140,7 +149,9 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     assert installer['status']['desiredNumberScheduled'] == installer['status']['numberReady'] == 2
     seed_manifests_are_stored_as_the_roles(ultra)
 
+    since = len(ultra.cluster.requests)
     assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK) == [[], []], 'a rerun changes nothing (without the NCCL test, which always runs)'
+    assert [method for method, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')] == []
 
     play(ultra, dict(COMPUTE_CLASS, gke_rdma_state='absent'), dict(MULTI_NETWORK, gke_rdma_state='absent'))
     assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None

@@ -27,6 +27,7 @@ import pytest
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
 from sandbox.gcloud import GcloudRunner
+from waiting import wait_until
 
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
@@ -80,15 +81,6 @@ class Live:
     def kube(self, cluster='gpud'):
         zone = RDMA_ZONE if cluster == 'rdma' else ZONE
         return self.sandbox.kube.cluster('projects/%s/locations/%s/clusters/%s' % (PROJECT, zone, cluster))
-
-    def wait_for(self, predicate, what, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.3)
-        raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
 
     def kubeconfig(self, cluster):
         """A kubeconfig with a bearer token (the stand-in accepts any): the auth plugin of gcloud's
@@ -169,7 +161,7 @@ def live(tmp_path_factory):
                   '--accelerator=type=nvidia-h100-mega-80gb,count=8,gpu-driver-version=LATEST', '--machine-type=a3-megagpu-8g',
                   '--num-nodes=2', *networks, '--enable-gvnic', '--no-enable-autoupgrade'))
         state = Live(sandbox, gcloud, str(tmp_path_factory.mktemp('plays')))
-        state.wait_for(lambda: state.kube() and len(state.kube().store.list('nodes')) == 3, 'the three nodes')
+        wait_until(lambda: state.kube() and len(state.kube().store.list('nodes')) == 3, 'the three nodes')
         state.controllers = sandbox.kube.controllers('projects/%s/locations/%s/clusters/gpud' % (PROJECT, ZONE))
         yield state
     finally:
@@ -328,8 +320,8 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
                        'accelerators': [{'acceleratorType': 'nvidia-h200-141gb', 'acceleratorCount': '8',
                                          'gpuDriverInstallationConfig': {'gpuDriverVersion': 'LATEST'}}]},
             'networkConfig': {'acceleratorNetworkProfile': 'auto'}}})
-        live.wait_for(lambda: live.kube('rdma') and live.kube('rdma').store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com')
-                      and len(live.kube('rdma').store.list('nodes')) == 3, 'the RDMA nodes and DRANET DeviceClass')
+        wait_until(lambda: live.kube('rdma') and live.kube('rdma').store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com')
+                   and len(live.kube('rdma').store.list('nodes')) == 3, 'the RDMA nodes and DRANET DeviceClass')
         variables = {'gke_rdma_node_pool': 'a3ultra', 'gke_rdma_wait_delay': 1}
         # A threshold the synthetic table meets and no network evidence asked: the verdict passes.
         run, counts = live.play('rdma', 'gke_rdma', dict(

@@ -97,8 +97,9 @@ def ultra(tmp_path_factory):
         sandbox.stop()
 
 
-def play(ultra, *plays, check=False):
-    """One ansible-playbook run, a play per role variables dict (``check``: in check mode); -> per play, the changed task names."""
+def play(ultra, *plays, check=False, diff=False, output=None):
+    """One ansible-playbook run, a play per role variables dict (``check``, ``diff``: with --check, --diff); -> per play,
+    the changed task names (and ``output``, a list, gets each play's output)."""
     playbook = ultra.tmp / 'play.yml'
     playbook.write_text(json.dumps([{
         'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
@@ -108,11 +109,14 @@ def play(ultra, *plays, check=False):
         'tasks': [{'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.gke_rdma'}, 'vars': variables}]} for variables in plays]))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)] + (['--check'] if check else [])
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)] + (['--check'] if check else []) \
+        + (['--diff'] if diff else [])
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     changed = []
     for section in run.stdout.split('\nPLAY [')[1:]:
+        if output is not None:
+            output.append(section)
         tasks = re.findall(r'^TASK \[(?:[\w.]+ : )?(.*?)\] \**\n(.*?)(?=^TASK \[|^PLAY|\Z)', section, re.M | re.S)
         changed.append([name for name, body in tasks if re.search(r'^changed:', body, re.M)])
     return changed
@@ -124,9 +128,15 @@ def stored(ultra, ref, name, namespace=None):
 
 def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     reports = {'compute_class': ultra.tmp / 'compute-class-report', 'multi_network': ultra.tmp / 'manual-report'}
-    # Check mode: the applies are server-side dry runs (dryRun=All), nothing else is sent that could change the cluster.
-    since = len(ultra.cluster.requests)
-    assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK, check=True) == [['Apply the objects that differ (server-side apply)']] * 2
+    # Check mode: the applies are server-side dry runs (dryRun=All), nothing else is sent that could change the cluster;
+    # --diff shows each object that would be created.
+    since, checked = len(ultra.cluster.requests), []
+    assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK, check=True, diff=True, output=checked) == [
+        ['Apply the objects that differ (server-side apply)']] * 2
+    for section, names in zip(checked, (['ComputeClass/rdma-class', 'ResourceClaimTemplate/all-mrdma'],
+                                        ['GKENetworkParamSet/rdma-7', 'Network/gvnic-1', 'DaemonSet/nccl-rdma-installer'])):
+        diffs = section[section.index('TASK [aiinfra.gpudirect.gke_rdma : The diff of each object applied]'):]
+        assert all('"%s": {' % name in diffs for name in names) and '"before": {}' in diffs, diffs[:3000]
     writes = [(method, path) for method, path, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')]
     assert writes and all('dryRun=All' in path for _method, path in writes), writes
     assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None

@@ -27,6 +27,7 @@ import pytest
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
 from sandbox.gcloud import GcloudRunner
+from waiting import wait_until
 
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
@@ -81,15 +82,6 @@ class Live:
         zone = RDMA_ZONE if cluster == 'rdma' else ZONE
         return self.sandbox.kube.cluster('projects/%s/locations/%s/clusters/%s' % (PROJECT, zone, cluster))
 
-    def wait_for(self, predicate, what, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.3)
-        raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
-
     def kubeconfig(self, cluster):
         """A kubeconfig with a bearer token (the stand-in accepts any): the auth plugin of gcloud's
         kubeconfig costs about a second per kubernetes.core call."""
@@ -101,8 +93,9 @@ class Live:
         """Run one role in a play against ``cluster``; returns (CompletedProcess, recap counts)."""
         kubeconfig = self.kubeconfig(cluster)
         plays = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  # gke_gpudirect reads through the kubernetes.core.k8s lookup, which module_defaults do not reach.
-                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  # The roles read through the kubernetes.core.k8s lookup, which module_defaults do not reach.
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig,
+                           'gke_rdma_kubeconfig': kubeconfig},
                   'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role}}]}]
         return self._run(plays, ['-e', json.dumps(variables)] + (['--check'] if check else []))
@@ -113,7 +106,8 @@ class Live:
         case's output (its PLAY section)."""
         kubeconfig = self.kubeconfig(cluster)
         plays = [{'name': 'case %d' % number, 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig},
+                  'vars': {'ansible_python_interpreter': sys.executable, 'gke_gpudirect_kubeconfig': kubeconfig,
+                           'gke_rdma_kubeconfig': kubeconfig},
                   'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'block': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role},
                                         'vars': variables}],
@@ -167,7 +161,7 @@ def live(tmp_path_factory):
                   '--accelerator=type=nvidia-h100-mega-80gb,count=8,gpu-driver-version=LATEST', '--machine-type=a3-megagpu-8g',
                   '--num-nodes=2', *networks, '--enable-gvnic', '--no-enable-autoupgrade'))
         state = Live(sandbox, gcloud, str(tmp_path_factory.mktemp('plays')))
-        state.wait_for(lambda: state.kube() and len(state.kube().store.list('nodes')) == 3, 'the three nodes')
+        wait_until(lambda: state.kube() and len(state.kube().store.list('nodes')) == 3, 'the three nodes')
         state.controllers = sandbox.kube.controllers('projects/%s/locations/%s/clusters/gpud' % (PROJECT, ZONE))
         yield state
     finally:
@@ -326,8 +320,8 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
                        'accelerators': [{'acceleratorType': 'nvidia-h200-141gb', 'acceleratorCount': '8',
                                          'gpuDriverInstallationConfig': {'gpuDriverVersion': 'LATEST'}}]},
             'networkConfig': {'acceleratorNetworkProfile': 'auto'}}})
-        live.wait_for(lambda: live.kube('rdma') and live.kube('rdma').store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com')
-                      and len(live.kube('rdma').store.list('nodes')) == 3, 'the RDMA nodes and DRANET DeviceClass')
+        wait_until(lambda: live.kube('rdma') and live.kube('rdma').store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com')
+                   and len(live.kube('rdma').store.list('nodes')) == 3, 'the RDMA nodes and DRANET DeviceClass')
         variables = {'gke_rdma_node_pool': 'a3ultra', 'gke_rdma_wait_delay': 1}
         # A threshold the synthetic table meets and no network evidence asked: the verdict passes.
         run, counts = live.play('rdma', 'gke_rdma', dict(
@@ -346,8 +340,8 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         # synthetic table has neither.
         run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1
-        applied = task_output(run, 'Apply the objects (server-side apply)', role='gke_rdma')
-        assert 'ok: [localhost]' in applied and 'changed:' not in applied, applied
+        applied = task_output(run, 'Apply the objects that differ (server-side apply)', role='gke_rdma')   # nothing differs: no write
+        assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
         assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
         # Another machine type than the pool's: no node matches; then cleanup, in the same ansible-playbook run.
         mismatch, cleanup = live.cases('rdma', 'gke_rdma', [dict(variables, gke_rdma_machine_type='a4-highgpu-8g', gke_rdma_nccl_test=False),

@@ -5,8 +5,9 @@ network controllers validate each GKENetworkParamSet against the Compute sandbox
 The cluster half is made with the collection's modules: seed 001's gVNIC VPC and RDMA VPC with 8 subnets
 (gce_gpudirect_network layout gke_rdma), the cluster, the multi-network A3 Ultra pool (9 additional networks).
 One playbook applies both paths (ComputeClass; gvnic-1 and rdma-0..7 Ready at their generation, the RDMA
-installer DaemonSet on both RDMA nodes); a rerun changes nothing; the path's objects go with state absent
-(three ansible-playbook runs in all: each costs seconds on two cores).
+installer DaemonSet on both RDMA nodes), after a check-mode run that sends only server-side dry runs; a rerun
+changes nothing (and sends no write); the path's objects go with state absent (four ansible-playbook runs in all:
+each costs seconds on two cores).
 
 Parity (issue 12, item 8): seed 001's own manifests sent by the real kubectl (``create --dry-run=server``, under
 another name) are stored by the server exactly as the objects the role applied.
@@ -96,20 +97,26 @@ def ultra(tmp_path_factory):
         sandbox.stop()
 
 
-def play(ultra, *plays):
-    """One ansible-playbook run, a play per role variables dict; -> per play, the changed task names."""
+def play(ultra, *plays, check=False, diff=False, output=None):
+    """One ansible-playbook run, a play per role variables dict (``check``, ``diff``: with --check, --diff); -> per play,
+    the changed task names (and ``output``, a list, gets each play's output)."""
     playbook = ultra.tmp / 'play.yml'
     playbook.write_text(json.dumps([{
-        'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'vars': {'ansible_python_interpreter': sys.executable},
+        'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+        # The role reads through the kubernetes.core.k8s lookup, which module_defaults do not reach.
+        'vars': {'ansible_python_interpreter': sys.executable, 'gke_rdma_kubeconfig': str(ultra.tmp / 'kubeconfig')},
         'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': str(ultra.tmp / 'kubeconfig')}},
         'tasks': [{'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.gke_rdma'}, 'vars': variables}]} for variables in plays]))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)], env=env,
-                         capture_output=True, text=True, timeout=400, check=False)
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)] + (['--check'] if check else []) \
+        + (['--diff'] if diff else [])
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     changed = []
     for section in run.stdout.split('\nPLAY [')[1:]:
+        if output is not None:
+            output.append(section)
         tasks = re.findall(r'^TASK \[(?:[\w.]+ : )?(.*?)\] \**\n(.*?)(?=^TASK \[|^PLAY|\Z)', section, re.M | re.S)
         changed.append([name for name, body in tasks if re.search(r'^changed:', body, re.M)])
     return changed
@@ -121,9 +128,23 @@ def stored(ultra, ref, name, namespace=None):
 
 def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     reports = {'compute_class': ultra.tmp / 'compute-class-report', 'multi_network': ultra.tmp / 'manual-report'}
+    # Check mode: the applies are server-side dry runs (dryRun=All), nothing else is sent that could change the cluster;
+    # --diff shows each object that would be created.
+    since, checked = len(ultra.cluster.requests), []
+    assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK, check=True, diff=True, output=checked) == [
+        ['Apply the objects that differ (server-side apply)']] * 2
+    for section, names in zip(checked, (['ComputeClass/rdma-class', 'ResourceClaimTemplate/all-mrdma'],
+                                        ['GKENetworkParamSet/rdma-7', 'Network/gvnic-1', 'DaemonSet/nccl-rdma-installer'])):
+        diffs = section[section.index('TASK [aiinfra.gpudirect.gke_rdma : The diff of each object applied]'):]
+        assert all('"%s": {' % name in diffs for name in names) and '"before": {}' in diffs, diffs[:3000]
+    writes = [(method, path) for method, path, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')]
+    assert writes and all('dryRun=All' in path for _method, path in writes), writes
+    assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None
+    assert ultra.cluster.store.list('gkenetworkparamsets.networking.gke.io') == []
+
     first = play(ultra, dict(COMPUTE_CLASS, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['compute_class'])),
                  dict(MULTI_NETWORK, **SYNTHETIC_PASS, gke_rdma_report_dir=str(reports['multi_network'])))
-    assert first == [['Apply the objects (server-side apply)', 'Apply the test workload (server-side apply)',
+    assert first == [['Apply the objects that differ (server-side apply)', 'Apply the test workload (server-side apply)',
                       'Create the report directory on the controller', 'Save the test output on the controller',
                       'Write the report directory on the controller', 'Delete the test workload']] * 2, first
     nccl_tests_of_both_paths(ultra, reports)
@@ -138,7 +159,9 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     assert installer['status']['desiredNumberScheduled'] == installer['status']['numberReady'] == 2
     seed_manifests_are_stored_as_the_roles(ultra)
 
+    since = len(ultra.cluster.requests)
     assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK) == [[], []], 'a rerun changes nothing (without the NCCL test, which always runs)'
+    assert [method for method, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')] == []
 
     play(ultra, dict(COMPUTE_CLASS, gke_rdma_state='absent'), dict(MULTI_NETWORK, gke_rdma_state='absent'))
     assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None

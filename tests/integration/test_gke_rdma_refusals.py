@@ -151,14 +151,41 @@ ROLE_CASES = {
         ['no node matches', 'nvidia-b200', 'gke_rdma_machine_type']),
     'an unknown networking': (
         {'gke_rdma_networking': 'sriov'}, ['gke_rdma_networking', 'dranet, compute_class, multi_network']),
+    # Clusters that lack what a path needs (the role's reads go to the cluster gke_rdma_kubeconfig names).
+    'DRANET on a cluster without an RDMA pool': (
+        {'gke_rdma_kubeconfig': '{{ __kubeconfigs.plain }}'},
+        ['the cluster serves no DeviceClass mrdma.google.com', 'gpuDirectStrategy RDMA']),
+    'manual Networks on a cluster without multi-networking': (
+        {'gke_rdma_networking': 'multi_network', 'gke_rdma_network_prefix': 'u', 'gke_rdma_kubeconfig': '{{ __kubeconfigs.plain }}'},
+        ['the cluster serves no CustomResourceDefinition networks.networking.gke.io, CustomResourceDefinition '
+         'gkenetworkparamsets.networking.gke.io', '--enable-multi-networking']),
+    # Kubernetes 1.33 serves no resource.k8s.io/v1: the DeviceClass's kind itself is missing, not only the object.
+    'DRANET on Kubernetes 1.33': (
+        {'gke_rdma_kubeconfig': '{{ __kubeconfigs.bare }}'}, ['the cluster serves no DeviceClass mrdma.google.com', 'GKE 1.34.8']),
+    'a ComputeClass on a cluster that is not GKE': (
+        {'gke_rdma_networking': 'compute_class', 'gke_rdma_kubeconfig': '{{ __kubeconfigs.bare }}'},
+        ['the cluster serves no CustomResourceDefinition computeclasses.cloud.google.com', 'ComputeClass is served by GKE clusters']),
 }
 
 
 def test_role_refuses_before_any_write(rdma):
+    from sandbox.kube.cluster import KubeHub  # pylint: disable=import-outside-toplevel
     cluster = 'projects/%s/locations/%s/clusters/ultra' % (PROJECT, ZONE)
     kube = rdma.kube.cluster(cluster)
     kubeconfig, out = str(rdma.tmp / 'kubeconfig'), str(rdma.tmp / 'refusals.json')
     kube.write_kubeconfig(kubeconfig, context='ultra', token='sandbox-token')
+    # The cluster without multi-networking (and without an RDMA pool), and a plain Kubernetes 1.33 (no GKE CRDs).
+    hub = KubeHub()
+    others = {'plain': rdma.kube.cluster('projects/%s/locations/%s/clusters/plain' % (PROJECT, ZONE)),
+              'bare': hub.start_cluster('bare', version='1.33.5')}
+    kubeconfigs = {name: other.write_kubeconfig(str(rdma.tmp / ('kubeconfig-' + name)), context=name) for name, other in others.items()}
+    try:
+        _refusals(rdma, kube, kubeconfig, kubeconfigs, others, out)
+    finally:
+        hub.stop_all()
+
+
+def _refusals(rdma, kube, kubeconfig, kubeconfigs, others, out):
     tasks = []
     for name, (variables, _words) in sorted(ROLE_CASES.items()):
         record = "{{ __refusals | default({}) | combine({%s: %s}) }}"
@@ -170,9 +197,11 @@ def test_role_refuses_before_any_write(rdma):
     tasks.append({'ansible.builtin.copy': {'content': '{{ __refusals | to_json }}', 'dest': out, 'mode': '0600'}})
     playbook = rdma.tmp / 'refusals.yml'
     playbook.write_text(json.dumps([{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-                                     'vars': {'ansible_python_interpreter': sys.executable},
+                                     'vars': {'ansible_python_interpreter': sys.executable, 'gke_rdma_kubeconfig': kubeconfig,
+                                              '__kubeconfigs': kubeconfigs},
                                      'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}}, 'tasks': tasks}]))
     since, kube_since = len(rdma.request_log()), len(kube.requests)
+    others_since = {name: len(other.requests) for name, other in others.items()}
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
     run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)], env=env,
@@ -185,4 +214,7 @@ def test_role_refuses_before_any_write(rdma):
         for word in words:
             assert word in messages[name], (name, messages[name])
     assert kube_writes(kube, kube_since) == [] and cloud_writes(rdma, since) == []
+    for name, other in others.items():
+        assert len(other.requests) > others_since[name], 'the role read the %s cluster' % name
+        assert kube_writes(other, others_since[name]) == [], name
     assert len(kube.requests) > kube_since, 'the role read the cluster (the DRANET and node checks) before refusing'

@@ -27,13 +27,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
 from sandbox.gcloud import GcloudRunner, kubectl_binary
+from waiting import wait_until
 
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
@@ -77,15 +77,6 @@ class Live:
         selector = 'cloud.google.com/gke-nodepool=' + pool if pool else None
         return kube.store.list('nodes', label_selector=selector) if kube else []
 
-    def wait_for(self, predicate, what, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.3)
-        raise AssertionError('timed out after %ds waiting for %s' % (timeout, what))
-
 
 @pytest.fixture(scope='module')
 def live(tmp_path_factory):
@@ -113,7 +104,7 @@ def live(tmp_path_factory):
                   '--num-nodes=2', *networks, '--enable-gvnic', '--no-enable-autoupgrade'))
         ok(gcloud('container', 'clusters', 'get-credentials', 'tcpxo', '--zone=' + ZONE))
         state = Live(sandbox, gcloud)
-        state.wait_for(lambda: len(state.nodes()) == 3, 'the three nodes')
+        wait_until(lambda: len(state.nodes()) == 3, 'the three nodes')
         yield state
     finally:
         sandbox.stop()
@@ -201,12 +192,12 @@ def test_resize_the_pool_and_the_nodes_follow(live):
     resize = ['container', 'clusters', 'resize', 'tcpxo', '--node-pool=a3mega', '--zone=' + ZONE, '--quiet']
     ok(live.gcloud(*resize, '--num-nodes=3'))
     try:
-        live.wait_for(lambda: len(live.nodes('a3mega')) == 3, 'three A3 Mega nodes')
+        wait_until(lambda: len(live.nodes('a3mega')) == 3, 'three A3 Mega nodes')
         assert json.loads(ok(live.gcloud('container', 'node-pools', 'describe', 'a3mega', '--cluster=tcpxo', '--zone=' + ZONE,
                                          '--format=json')).stdout)['initialNodeCount'] == 3
     finally:
         ok(live.gcloud(*resize, '--num-nodes=2'))
-    live.wait_for(lambda: len(live.nodes('a3mega')) == 2, 'two A3 Mega nodes again')
+    wait_until(lambda: len(live.nodes('a3mega')) == 2, 'two A3 Mega nodes again')
 
 
 POD_TOO_BIG = """
@@ -231,7 +222,7 @@ def test_pod_asking_for_more_gpus_than_a_node_has_stays_pending_with_the_schedul
         def scheduled_condition():
             pod = json.loads(ok(live.kubectl('get', 'pod', 'too-many-gpus', '-o', 'json')).stdout)
             return next((c for c in (pod.get('status') or {}).get('conditions') or [] if c['type'] == 'PodScheduled'), None)
-        condition = live.wait_for(scheduled_condition, 'the PodScheduled condition')
+        condition = wait_until(scheduled_condition, 'the PodScheduled condition')
         assert condition['status'] == 'False' and condition['reason'] == 'Unschedulable'
         assert condition['message'] == ('0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are '
                                         'available: 3 No preemption victims found for incoming pod.')
@@ -423,9 +414,9 @@ def test_seed_001_rdma_pool_gets_dranet_and_its_pods_claim_rdma_devices(live, tm
 
         def kubectl(*args, stdin=None):
             return subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=120, input=stdin, check=False)
-        deadline = time.monotonic() + 60
-        while kubectl('get', 'deviceclass', 'mrdma.google.com').returncode != 0 and time.monotonic() < deadline:
-            time.sleep(0.5)   # GKE's install of DRANET's DeviceClass follows the RDMA pool
+        # GKE's install of DRANET's DeviceClass follows the RDMA pool.
+        wait_until(lambda: kubectl('get', 'deviceclass', 'mrdma.google.com').returncode == 0, "DRANET's DeviceClass mrdma.google.com",
+                   interval=0.5)
         ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-rdma-compute-class.yaml')))
         ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-all-mrdma-template.yaml')))
         ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-nccl-test-workload.yaml')))

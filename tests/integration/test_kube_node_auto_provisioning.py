@@ -23,6 +23,7 @@ import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.modules import gke_gpudirect_cluster
 from module_runner import run_module
+from waiting import wait_until
 
 PROJECT = 'sandbox-project'
 ZONE = 'us-central1-b'
@@ -48,8 +49,8 @@ def standard(tmp_path_factory):
         sandbox.cluster = sandbox.kube.cluster(CLUSTER_KEY)
         sandbox.kubeconfig = str(tmp_path_factory.mktemp('nap') / 'kubeconfig')
         sandbox.cluster.write_kubeconfig(sandbox.kubeconfig, context='auto', token='sandbox-token')
-        wait_for('the ComputeClass CRD GKE installs', lambda: sandbox.cluster.store.get(
-            'customresourcedefinitions.apiextensions.k8s.io', 'computeclasses.cloud.google.com'))
+        wait_until(lambda: sandbox.cluster.store.get('customresourcedefinitions.apiextensions.k8s.io', 'computeclasses.cloud.google.com'),
+                   'the ComputeClass CRD GKE installs', timeout=30)
         yield sandbox
     finally:
         sandbox.kube.stop()
@@ -78,16 +79,6 @@ def pools(standard):
     return {p['name']: p for p in standard.api.must('GET', 'v1/%s/nodePools' % CLUSTER_KEY).get('nodePools') or []}
 
 
-def wait_for(what, check, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError('timed out waiting for ' + what)
-
-
 def test_the_first_priority_the_sandbox_can_provision_becomes_a_node_pool(standard):
     before = set(pools(standard))
     kubectl(standard, 'apply', '-f', '-', objects=[
@@ -99,8 +90,8 @@ def test_the_first_priority_the_sandbox_can_provision_becomes_a_node_pool(standa
             nodePoolConfig={'dra': {'networking': {'enabled': True}}}),
         gpu_pod('first', 'rdma'), gpu_pod('second', 'rdma')])
     # Both Pods bound (the pool may first be made for the Pod judged first, then grow for the other).
-    assert wait_for('both Pods bound', lambda: all(standard.cluster.store.get('pods', p, 'default')['spec'].get('nodeName')
-                                                   for p in ('first', 'second')), timeout=60)
+    assert wait_until(lambda: all(standard.cluster.store.get('pods', p, 'default')['spec'].get('nodeName') for p in ('first', 'second')),
+                      'both Pods bound', timeout=60)
     created = {k: v for k, v in pools(standard).items() if k not in before}
     assert len(created) == 1, created
     (name, pool), = created.items()
@@ -134,7 +125,7 @@ def test_do_not_scale_up_leaves_the_pods_pending(standard):
     def not_triggered():
         return [e for e in standard.cluster.store.list('events', namespace='default')
                 if e['reason'] == 'NotTriggerScaleUp' and e['involvedObject']['name'] == 'waits']
-    event, = wait_for('the NotTriggerScaleUp event', not_triggered)
+    event, = wait_until(not_triggered, 'the NotTriggerScaleUp event', timeout=30)
     assert event['source'] == {'component': 'cluster-autoscaler'}
     assert "ComputeClass none-fits (whenUnsatisfiable DoNotScaleUp): no priority can be provisioned" in event['message']
     assert 'priorities[0] (a4-highgpu-8g): Machine type "a4-highgpu-8g" does not exist in zone "us-central1-a"' in event['message']

@@ -20,6 +20,7 @@ from sandbox.kube import KubeHub
 from sandbox.kube.openshift import OpenShiftSimulation, PACKAGES
 
 from playbook_runner import collection_root, collections_path
+from waiting import wait_until
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
 
@@ -341,13 +342,6 @@ def test_bad_inputs_are_refused_naming_the_field_before_any_write(openshift, tmp
     assert not run.mutations, run.mutations
 
 
-def _wait_for(what, condition, timeout=20):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, 'the stand-in did not reach: %s' % what
-        time.sleep(DELAY)
-
-
 def _cluster_with_nfd_labels_and_sriov_node_states(openshift):
     """The state an earlier run (or an admin) leaves: NFD has labelled the workers and the SR-IOV operator's config
     daemon has reported each node's PFs (SriovNetworkNodeState interfaces[].totalvfs), through the stand-in's
@@ -363,10 +357,10 @@ def _cluster_with_nfd_labels_and_sriov_node_states(openshift):
     store.create({'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovOperatorConfig',
                   'metadata': {'name': 'default', 'namespace': 'openshift-sriov-network-operator'},
                   'spec': {'configDaemonNodeSelector': {'node-role.kubernetes.io/worker': ''}}})
-    _wait_for('NFD labels and SR-IOV node states', lambda: all(
+    wait_until(lambda: all(
         (store.get('nodes', name)['metadata'].get('labels') or {}).get('feature.node.kubernetes.io/pci-15b3.present') == 'true'
         and (store.get('sriovnetworknodestates.sriovnetwork.openshift.io', name, 'openshift-sriov-network-operator') or {}).get('status')
-        for name in openshift.sim.workers))
+        for name in openshift.sim.workers), 'the stand-in to reach NFD labels and SR-IOV node states', timeout=20, interval=DELAY)
 
 
 def _set_cluster_version(openshift, version):

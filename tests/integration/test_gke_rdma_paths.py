@@ -234,10 +234,10 @@ def vendor_and_ours_through_kubectl(ultra):
         assert mine['metadata'].get('annotations') == theirs['metadata'].get('annotations')
         if key[0] == 'Pod':
             test, vendor_test = mine['spec']['containers'][0], theirs['spec']['containers'][0]
-            # kubectl too keeps only the last `resources:` of the vendor file (the stand-in stores what it sent: it does
-            # not default requests from limits nor print quantities as strings, as the real API server would).
-            assert vendor_test['resources'] == {'limits': {'nvidia.com/gpu': 8}}
-            assert test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': {'cpu': '150m'}}
+            # kubectl too keeps only the last `resources:` of the vendor file; the server defaults a Pod's missing requests
+            # from its limits (SetDefaults_Pod; the stand-in does not print quantities as strings, as the real one would).
+            assert vendor_test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': {'nvidia.com/gpu': 8}}
+            assert test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': {'cpu': '150m', 'nvidia.com/gpu': 8}}
             # The file ends without a line break, inside nccl-test-host-2's `args: |` block: kubectl's YAML reader ends
             # that block with one, PyYAML (the role's) does not; the shell runs the same lines.
             if test['args'] != vendor_test['args']:

@@ -190,6 +190,17 @@ options:
       - Seconds to wait for each Container operation.
     type: int
     default: 3600
+  wait:
+    description:
+      - V(false) returns as soon as GKE has accepted the create of the pool (also the create of a recreate), without
+        waiting for its operation or its Nodes, so that a play can do other work meanwhile (C(playbooks/gke_cluster.yml)
+        applies the Kubernetes objects); a later task with V(true) waits for the pool. In-place changes and the delete of
+        a recreate are awaited either way (GKE runs one operation at a time on a cluster).
+      - With V(true), a pool found C(PROVISIONING), C(RECONCILING) or C(STOPPING) (an operation of an earlier task or run
+        still at work) is awaited, through its running operation, before it is compared; that operation's error, if it
+        fails, is this task's.
+    type: bool
+    default: true
 notes:
   - The modules of this collection that talk to Google Cloud run on the controller.
   - Container API v1 has no C(hostMaintenancePolicy) (seed 003's C(--host-maintenance-interval=PERIODIC) is a v1beta1
@@ -221,6 +232,24 @@ EXAMPLES = r"""
     reservation_project: my-project
     reservation: my-reservation
     reservation_block: block-1
+
+- name: Start the pool's creation and do other work while GKE creates it
+  aiinfra.gpudirect.gke_gpudirect_node_pool:
+    cluster: a3mega
+    location: us-central1-a
+    name: a3mega-pool
+    machine_type: a3-megagpu-8g
+    network_prefix: mega
+    wait: false
+
+- name: Wait for the pool and its Nodes
+  aiinfra.gpudirect.gke_gpudirect_node_pool:
+    cluster: a3mega
+    location: us-central1-a
+    name: a3mega-pool
+    machine_type: a3-megagpu-8g
+    network_prefix: mega
+  register: gke_node_pool
 """
 
 RETURN = r"""
@@ -229,7 +258,7 @@ node_pool:
   returned: when the pool exists
   type: dict
 nodes:
-  description: Names of the pool's Nodes (empty with O(read_nodes=false) or in check mode).
+  description: Names of the pool's Nodes (empty with O(read_nodes=false), with O(wait=false) or in check mode).
   returned: with O(state=present)
   type: list
   elements: str
@@ -294,6 +323,7 @@ ARGUMENT_SPEC = {
     'read_nodes': {'type': 'bool', 'default': True},
     'nodes_timeout': {'type': 'int', 'default': 600},
     'wait_timeout': {'type': 'int', 'default': 3600},
+    'wait': {'type': 'bool', 'default': True},
 }
 
 
@@ -310,6 +340,10 @@ def build_plan(params, current_cluster, cluster_planned=False):
         cluster_planned=cluster_planned)
 
 
+# A pool with an operation at work on it (NodePool.Status).
+SETTLING = ('PROVISIONING', 'RECONCILING', 'STOPPING')
+
+
 class PoolRunner:
     """The calls of one run against one pool, each awaited, one at a time (GKE's rule per cluster)."""
 
@@ -320,20 +354,38 @@ class PoolRunner:
         self.progress = progress
         self.location, self.cluster, self.name = params['location'], params['cluster'], params['name']
         self.path = common.node_pool_path(self.location, self.cluster, self.name)
+        self.target = 'clusters/%s/nodePools/%s' % (self.cluster, self.name)
 
-    def run(self, method, path, action, body=None, target=None):
+    def run(self, method, path, action, body=None, target=None, wait=True):
         try:
             return self.container.run(method, path, action, body=body, timeout=self.params['wait_timeout'], progress=self.progress,
-                                      target=target)
+                                      target=target, wait=wait)
         except GcpError as exc:
             message = common.capacity_message(exc, action)
             if message:
                 raise PlanError(message) from None
             raise
 
-    def create(self, body):
+    def create(self, body, wait=True):
         self.run('POST', '%s/clusters/%s/nodePools' % (self.location, self.cluster), 'create node pool %s' % self.name,
-                 body={'nodePool': body}, target='clusters/%s/nodePools/%s' % (self.cluster, self.name))
+                 body={'nodePool': body}, target=self.target, wait=wait)
+
+    def settle(self, current):
+        """The pool once the operation at work on it (PROVISIONING, RECONCILING, STOPPING) is done: None once deleted."""
+        if current is None or current.get('status') not in SETTLING:
+            return current
+        action = 'await the operation at work on node pool %s (%s)' % (self.name, current['status'])
+        operation = self.container.newest_operation(self.location, self.target, action, running=True)
+        if operation is not None:
+            self.progress(operation)
+            try:
+                self.container.wait(operation, action, timeout=self.params['wait_timeout'], progress=self.progress)
+            except GcpError as exc:
+                message = common.capacity_message(exc, action)
+                if message:
+                    raise PlanError(message) from None
+                raise
+        return self.read()
 
     def delete(self):
         self.run('DELETE', self.path, 'delete node pool %s' % self.name)
@@ -370,6 +422,8 @@ def main():
     container = module.container
     try:
         current = runner.read()
+        if params['wait'] and params['state'] == 'present' and not module.check_mode:
+            current = runner.settle(current)
         before = gke_node_pool.view(current)
         if params['state'] == 'absent':
             if current is not None:
@@ -400,7 +454,7 @@ def main():
                                       'create node pool %s' % params['name']]
                 if not module.check_mode:
                     runner.delete()
-                    runner.create(plan.body)
+                    runner.create(plan.body, wait=params['wait'])
             else:
                 for method, body in calls:
                     result['actions'].append('%s node pool %s: %s' % (method, params['name'], body))
@@ -409,13 +463,18 @@ def main():
         else:
             result['actions'].append('create node pool %s (%s x %d)' % (params['name'], plan.family.machine_type, plan.body['initialNodeCount']))
             if not module.check_mode:
-                runner.create(plan.body)
+                runner.create(plan.body, wait=params['wait'])
         result['nodes'] = []
-        if not module.check_mode:
+        if not module.check_mode and not params['wait']:
+            current = runner.read()   # as GKE accepted it: PROVISIONING after a create
+        elif not module.check_mode:
             current = runner.read()
             if current.get('status') in ('ERROR', 'RUNNING_WITH_ERROR'):
-                module.fail_json(msg='node pool %s is %s: %s' % (params['name'], current['status'], current.get('statusMessage') or ''),
-                                 node_pool=current, **result)
+                what = 'node pool %s is %s' % (params['name'], current['status'])
+                message = current.get('statusMessage') or 'no status message'
+                head = common.capacity_message(GcpError(what, message), what) or '%s: %s' % (what, message)
+                module.fail_json(msg='%s. GKE keeps the pool and goes on trying: rerun later to pick it up, or delete it '
+                                     '(state: absent) to create it elsewhere' % head, node_pool=current, **result)
             after = gke_node_pool.view(current)
             if params['read_nodes']:
                 cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])

@@ -152,6 +152,7 @@ def test_capacity_errors_are_named(sandbox, mega):
     result = mega()
     assert result.get('failed'), result
     assert 'ZONE_RESOURCE_POOL_EXHAUSTED' in result['msg'] and 'reservation' in result['msg'], result['msg']
+    assert pool(sandbox, 'gpu')['status'] == 'ERROR', 'GKE keeps a pool whose create failed'
 
 
 def test_a3_ultra_dranet_pool_of_seed_001_with_a_reservation_block(sandbox, ultra, api):
@@ -223,3 +224,37 @@ def test_compact_placement_and_flex_start(sandbox, mega):
     assert stored['autoscaling'] == {'enabled': True, 'minNodeCount': 0, 'maxNodeCount': 2}
     assert mega(name='flex', compact_placement=True, provisioning='flex_start', node_count=0,
                 autoscaling={'min_node_count': 0, 'max_node_count': 2})['changed'] is False
+
+
+def test_wait_false_starts_the_create_and_a_later_run_awaits_the_provisioning_pool(sandbox, mega):
+    """playbooks/gke_cluster.yml's overlap: wait=false returns once GKE accepted the create (the pool PROVISIONING),
+    and the next run, finding the pool PROVISIONING, awaits the create's operation before it compares anything."""
+    sandbox.operation_latency['CREATE_NODE_POOL'] = 1.5
+    started = mega(wait=False)
+    assert started['changed'] is True and started['actions'] == ['create node pool gpu (a3-megagpu-8g x 2)'], started
+    assert started['node_pool']['status'] == 'PROVISIONING' and started['nodes'] == [], started
+    operations = [o for o in sandbox.resources('container.operations') if o['operationType'] == 'CREATE_NODE_POOL']
+    assert [o['status'] for o in operations] == ['RUNNING'], 'returned before the operation was done'
+
+    since = len(sandbox.request_log())
+    awaited = mega()
+    assert awaited['changed'] is False and awaited['actions'] == [], awaited
+    assert awaited['node_pool']['status'] == 'RUNNING', awaited['node_pool']['status']
+    assert mutating(sandbox, since) == [], 'nothing sent again while the pool was being created'
+    assert any('CREATE_NODE_POOL' in line and 'DONE' in line for line in awaited['operations']), awaited['operations']
+
+
+def test_a_create_that_fails_in_its_operation_is_the_awaiting_runs_error(sandbox, mega):
+    sandbox.operation_latency['CREATE_NODE_POOL'] = 0.5
+    sandbox.inject_fault(method='container.projects.locations.clusters.nodePools.create', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=1)
+    started = mega(wait=False)
+    assert started['changed'] is True and not started.get('failed'), 'GKE accepts the create; its operation fails later'
+    awaited = mega()
+    assert awaited.get('failed') and 'ZONE_RESOURCE_POOL_EXHAUSTED' in awaited['msg'] and 'reservation' in awaited['msg'], awaited
+    # GKE keeps the pool, in ERROR: a rerun says so with the same reason and the way out, and sends nothing
+    assert pool(sandbox, 'gpu')['status'] == 'ERROR'
+    since = len(sandbox.request_log())
+    rerun = mega()
+    assert rerun.get('failed') and 'is ERROR' in rerun['msg'] and 'ZONE_RESOURCE_POOL_EXHAUSTED' in rerun['msg'], rerun
+    assert 'state: absent' in rerun['msg'] and mutating(sandbox, since) == []
+    assert mega(state='absent')['changed'] is True and mega()['changed'] is True

@@ -435,12 +435,23 @@ def create_node_pool(call):
     if call.store.get('container.nodePools', key) is not None:
         raise already_exists(key)
     pool = _node_pool(call, where, cluster, body, cluster['currentNodeVersion'])
-    effects = []
-    if call.fault is None:
-        call.store.put('container.nodePools', key, pool)
-        effects.append({'action': 'update', 'collection': 'container.nodePools', 'key': key, 'fields': {'status': 'RUNNING'}})
-    return start_container_operation(call, where.project, where.location, 'CREATE_NODE_POOL',
-                                     '%s/clusters/%s/nodePools/%s' % (_link_path(where.project, where.location), where.cluster, pool['name']), effects)
+    # The pool exists (PROVISIONING) from the create's response on, whatever the operation's outcome.
+    call.store.put('container.nodePools', key, pool)
+    effects = [{'action': 'update', 'collection': 'container.nodePools', 'key': key, 'fields': {'status': 'RUNNING'}}]
+    operation = start_container_operation(call, where.project, where.location, 'CREATE_NODE_POOL',
+                                          '%s/clusters/%s/nodePools/%s' % (_link_path(where.project, where.location), where.cluster,
+                                                                           pool['name']), effects)
+    if call.fault is not None:
+        # A create whose operation fails for capacity or quota leaves the pool in place: GKE keeps it, in ERROR with the
+        # reason in statusMessage, and goes on waiting for the resources (terraform-provider-google #10121 and #3304: the
+        # provider reads the pool back after a failed create because of this). The operation carries the same error.
+        failed = {'action': 'update', 'collection': 'container.nodePools', 'key': key,
+                  'fields': {'status': 'ERROR', 'statusMessage': (operation.get('_error') or operation).get('statusMessage', '')}}
+        if operation['status'] == 'DONE':
+            call.store.apply(failed)
+        else:
+            operation['_effects'] = [failed]
+    return operation
 
 
 @handles('container.projects.locations.clusters.nodePools.get', 'container.projects.zones.clusters.nodePools.get')

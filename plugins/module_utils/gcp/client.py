@@ -657,12 +657,17 @@ class ContainerClient(_ApiClient):
         except GcpError as exc:
             if exc.status != 409:
                 raise
-            location = path.split('/', 1)[0]
-            mine = [operation for operation in self.list('%s/operations' % location, 'operations', action)
-                    if (operation.get('targetLink') or '').endswith('/' + target)]
-            if not mine:
+            mine = self.newest_operation(path.split('/', 1)[0], target, action)
+            if mine is None:
                 raise
-            return max(mine, key=lambda operation: operation.get('startTime', ''))
+            return mine
+
+    def newest_operation(self, location, target, action, running=False):
+        """The newest operation of ``location`` on ``target`` (``clusters/C`` or ``clusters/C/nodePools/P``), only
+        among those not DONE with ``running``, or None."""
+        mine = [operation for operation in self.list('%s/operations' % location, 'operations', action)
+                if (operation.get('targetLink') or '').endswith('/' + target) and not (running and operation.get('status') == 'DONE')]
+        return max(mine, key=lambda operation: operation.get('startTime', ''), default=None)
 
     def wait(self, operation, action, timeout=1800.0, progress=None, poll=None):
         """Poll the operation (``poll``: ProportionalPoll by default) until DONE; raise its error if any."""
@@ -683,8 +688,9 @@ class ContainerClient(_ApiClient):
             raise error_from_operation(action, operation)
         return operation
 
-    def run(self, method, path, action, body=None, timeout=1800.0, progress=None, poll=None, target=None):
-        """One mutating call and its operation, awaited: the finished operation, or a GcpError.
+    def run(self, method, path, action, body=None, timeout=1800.0, progress=None, poll=None, target=None, wait=True):
+        """One mutating call and its operation, awaited: the finished operation, or a GcpError. With ``wait=False``
+        the operation as GKE accepted it, not awaited.
 
         ``target`` (``clusters/C`` or ``clusters/C/nodePools/P``) marks a create: it goes through
         create(), so a 409 from our own lost first attempt awaits that attempt's operation.
@@ -718,6 +724,8 @@ class ContainerClient(_ApiClient):
                 continue
             if progress:
                 progress(operation)
+            if not wait:
+                return operation
             return self.wait(operation, action, timeout=max(1.0, deadline - time.monotonic()), progress=progress, poll=poll)
 
 

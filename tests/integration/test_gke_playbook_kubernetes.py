@@ -1,0 +1,139 @@
+"""playbooks/gke_a3mega.yml whole (the NCCL test left out: test_gke_k8s_roles.py runs it) with the real
+ansible-playbook, kubernetes.core and gke-gcloud-auth-plugin, against the sandbox whose GKE clusters come alive
+as Kubernetes API stand-ins (tests/sandbox/kube): a check run of a first run sends nothing that mutates; the run
+applies the Networks, GKENetworkParamSets and DaemonSets WHILE GKE creates the node pool (the pool's
+creation is held until they are there, or 120 s), then waits until the DaemonSets are ready on both GPU nodes;
+a rerun sends no mutating request to either API."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from sandbox import Sandbox
+from sandbox.gcloud import gcloud_environment, kubectl_binary
+
+PROJECT = 'sandbox-project'
+ZONE = 'us-central1-a'
+CLUSTER_KEY = 'projects/%s/locations/%s/clusters/a3mega' % (PROJECT, ZONE)
+DAEMONSETS = ('nccl-tcpxo-installer', 'device-injector')
+MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
+HELD = 120.0   # how long the node pool's creation waits for the Kubernetes objects before it finishes anyway
+
+
+def _collections_path():
+    for entry in [*sys.path, *os.environ.get('PYTHONPATH', '').split(os.pathsep)]:
+        if entry and os.path.isdir(os.path.join(entry, 'ansible_collections', 'kubernetes', 'core')) \
+                and os.path.isdir(os.path.join(entry, 'ansible_collections', 'aiinfra', 'gpudirect')):
+            return entry
+    return None
+
+
+COLLECTIONS = _collections_path()
+pytestmark = [
+    pytest.mark.skipif(COLLECTIONS is None, reason='kubernetes.core beside the collection is needed (scripts/test build installs it)'),
+    pytest.mark.skipif(kubectl_binary() is None, reason='the Cloud SDK (gke-gcloud-auth-plugin beside gcloud) is not installed'),
+]
+
+
+class PoolHeld:
+    """Holds the node pool's CREATE_NODE_POOL operation (RUNNING for HELD seconds) until the stand-in cluster holds both
+    DaemonSets and the 8 Networks, then lets it finish: `applied_meanwhile` says whether they came while it ran."""
+
+    def __init__(self, sandbox):
+        self.sandbox, self.applied_meanwhile, self.stop = sandbox, False, threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+
+    def kube_objects_there(self):
+        kube = self.sandbox.kube.cluster(CLUSTER_KEY) if self.sandbox.kube else None
+        if kube is None:
+            return False
+        return all(kube.store.get('daemonsets.apps', name, 'kube-system') for name in DAEMONSETS) \
+            and len(kube.store.list('networks.networking.gke.io')) >= 8
+
+    def watch(self):
+        while not self.stop.wait(0.1):
+            running = [operation for _key, operation in self.sandbox.store.items('container.operations')
+                       if operation['operationType'] == 'CREATE_NODE_POOL' and operation['status'] != 'DONE']
+            if running and self.kube_objects_there():
+                self.applied_meanwhile = True
+                for operation in running:
+                    operation['_done_at'] = time.time()
+                return
+
+
+@pytest.fixture
+def live(tmp_path):
+    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
+    from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
+    sandbox = Sandbox(latency=0.0, project=PROJECT).start()
+    sandbox.operation_latency['CREATE_NODE_POOL'] = HELD
+    sandbox.kube = GkeClusters(ready_delay=0.5, runtime=PodRuntime(enabled=False))
+    try:
+        yield sandbox
+    finally:
+        sandbox.stop()
+
+
+def playbook(sandbox, tmp_path, *arguments):
+    config = tmp_path / 'gcloud'
+    config.mkdir(exist_ok=True)
+    (config / 'token').write_text('sandbox-token\n', encoding='ascii')
+    env = {key: value for key, value in gcloud_environment(sandbox, str(config), PROJECT).items() if not key.startswith('ANSIBLE_')}
+    # The kubeconfig the cluster task writes runs gke-gcloud-auth-plugin, which prints gcloud's token (the stand-in takes any).
+    env.update(CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=str(config / 'token'),
+               PATH='%s:%s' % (os.path.dirname(os.path.realpath(shutil.which('gcloud'))), env.get('PATH', '')),
+               GCP_PROJECT=PROJECT, GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN='sandbox-token', ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
+               ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_ASYNC_DIR=str(tmp_path / 'async'))
+    extra = {'gpudirect_location': ZONE, 'gpudirect_kubeconfig_path': str(config / 'kubeconfig-a3mega'),
+             'gke_gpudirect_nccl_test': False, 'gke_gpudirect_wait_delay': 1}
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'),
+               os.path.join(COLLECTIONS, 'ansible_collections', 'aiinfra', 'gpudirect', 'playbooks', 'gke_a3mega.yml'),
+               '-e', json.dumps(extra), *arguments]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+    return run
+
+
+def mutating(sandbox, cloud_since, kube_since):
+    cloud = [(e['method'], e['path']) for e in sandbox.request_log()[cloud_since:] if e['method'] in MUTATING]
+    kube = sandbox.kube.cluster(CLUSTER_KEY)
+    return cloud + [(method, path) for method, path, _type, _accept in (kube.requests[kube_since:] if kube else []) if method in MUTATING]
+
+
+def marks(sandbox):
+    kube = sandbox.kube.cluster(CLUSTER_KEY)
+    return len(sandbox.request_log()), len(kube.requests) if kube else 0
+
+
+def test_the_kubernetes_objects_are_applied_while_the_node_pool_is_created(live, tmp_path):
+    planned = playbook(live, tmp_path, '--check')
+    assert mutating(live, 0, 0) == [], 'a check run of a first run changes nothing'
+    assert 'create node pool a3mega-gpu' in planned.stdout or 'a3mega-gpu' in planned.stdout
+
+    held = PoolHeld(live)
+    held.thread.start()
+    try:
+        first = playbook(live, tmp_path)
+    finally:
+        held.stop.set()
+        held.thread.join(timeout=5)
+    assert held.applied_meanwhile, 'the Networks and DaemonSets were not applied while the node pool was being created'
+    for name in DAEMONSETS:
+        assert re.search(r'%s: ready on 2 GPU nodes' % name, first.stdout), first.stdout[-4000:]
+    assert '8 additional networks' in first.stdout
+    kube = live.kube.cluster(CLUSTER_KEY)
+    assert sorted(n['metadata']['name'] for n in kube.store.list('networks.networking.gke.io')
+                  if n['metadata']['name'].startswith('vpc')) == ['vpc%d' % n for n in range(1, 9)]
+    assert list((tmp_path / 'async').iterdir()) == [], 'the networks job result file is removed'
+
+    cloud_since, kube_since = marks(live)
+    again = playbook(live, tmp_path)
+    assert mutating(live, cloud_since, kube_since) == []
+    assert re.search(r'localhost\s+: ok=\d+\s+changed=0\s', again.stdout), again.stdout[-3000:]

@@ -209,7 +209,8 @@ class Problems:
         if names:
             pattern = r'\b(%s)(?=: )' % '|'.join(re.escape(option) for option in sorted(names, key=len, reverse=True))
             rest = re.sub(pattern, lambda found: names[found.group(1)], rest)
-        self.items.append(head + rest)
+        if head + rest not in self.items:   # two stages with one option from one variable say it once
+            self.items.append(head + rest)
 
     def add_validation(self, stage, values, error):
         """One error of Ansible's argument spec validation, as 'variable: what is wrong; the fix'."""
@@ -356,7 +357,8 @@ def read_gke(container, compute, stages, problems):
         except GcpError as exc:
             if exc.status not in (400, 404):
                 raise
-            problems.add('cluster', 'location: %s; give a zone or region of Kubernetes Engine such as us-central1-a' % exc.message)
+            problems.add('cluster', 'location: %s is not a Kubernetes Engine location (%s); give a zone or region such as us-central1-a'
+                         % (location, exc.message.rstrip('.')))
         if cluster_plan is not None:
             path = gke_common.cluster_path(location, cluster_params['cluster'])
             current_cluster = container.get(path, action='read cluster %s' % cluster_params['cluster'])

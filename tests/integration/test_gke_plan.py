@@ -12,6 +12,7 @@ import re
 
 from playbook_runner import ansible_playbook
 from sandbox import Sandbox
+from sandbox.client import SandboxClient
 
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
 PLAN_TASK = "Check every stage's input before anything is created]"
@@ -39,6 +40,11 @@ CASES = [
      ['gpudirect_node_location: us-east4-a is not in us-central1, the region of the cluster']),
     ('node-zone-not-a-zone+location-unknown', 'gke_a4.yml', {'gpudirect_node_location': 'Central', 'gpudirect_location': 'mars-north9'},
      ["gpudirect_node_location: 'Central' is not a zone name", 'gpudirect_location: mars-north9 is not a Kubernetes Engine location']),
+    # An existing cluster the cluster module would refuse to adopt (made before the run without Dataplane V2: see
+    # LEGACY_CLUSTER below).
+    ('existing-cluster-without-dataplane-v2', 'gke_a3mega.yml', {'gpudirect_cluster': 'legacy'},
+     ['gpudirect_cluster: legacy exists in us-central1-a but cannot carry GPUDirect-TCPXO node pools',
+      'networkConfig.datapathProvider: LEGACY_DATAPATH']),
     # The machine type: not one of the GKE GPUDirect types.
     ('machine-type-not-gke', 'gke_a3high.yml', {'gpudirect_machine_type': 'a3-edgegpu-8g'},
      ['gpudirect_machine_type: a3-edgegpu-8g is not one of']),
@@ -50,23 +56,38 @@ CASES = [
 ]
 
 
+def project_of(case):
+    return 'gke-plan-case-%02d' % [c for c, _p, _e, _x in CASES].index(case)
+
+
+def make_legacy_cluster(sandbox):
+    """The cluster of case existing-cluster-without-dataplane-v2: what `gcloud container clusters create legacy` makes
+    without --enable-dataplane-v2."""
+    body = {'cluster': {'name': 'legacy', 'initialClusterVersion': '1.33.5-gke.1308000',
+                        'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}}
+    SandboxClient(sandbox.url).must('POST', '/v1/projects/%s/locations/us-central1-a/clusters'
+                                    % project_of('existing-cluster-without-dataplane-v2'), body)
+
+
 def run_every_case():
     """{case id: (CompletedProcess, mutating requests of its project)}: every case run once, four at a time."""
     sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
     try:
-        def run(index_case):
-            index, (case, playbook, extra, _expected) = index_case
+        make_legacy_cluster(sandbox)
+        since = len(sandbox.request_log())
+        def run(case_row):
+            case, playbook, extra, _expected = case_row
             extra = dict(extra, gpudirect_read_nodes=False)
-            return case, ansible_playbook(sandbox, playbook, extra, project='gke-plan-case-%02d' % index, timeout=300)
+            return case, ansible_playbook(sandbox, playbook, extra, project=project_of(case), timeout=300)
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-            results = dict(pool.map(run, enumerate(CASES)))
-        log = sandbox.request_log()
+            results = dict(pool.map(run, CASES))
+        log = sandbox.request_log()[since:]
     finally:
         sandbox.stop()
     runs = {}
-    for index, (case, _playbook, _extra, _expected) in enumerate(CASES):
-        marker = '/projects/gke-plan-case-%02d/' % index
+    for case, _playbook, _extra, _expected in CASES:
+        marker = '/projects/%s/' % project_of(case)
         runs[case] = (results[case], [entry for entry in log if entry['method'] in MUTATING and marker in entry['path']])
     return runs
 

@@ -238,6 +238,7 @@ def main():
     container = module.container
     sleep = container.transport.sleep
     try:
+        gke_cluster.check_location(location)   # before the reads: a malformed location is named here, not by a 400
         current = container.get(path, action='read cluster %s' % name)
         before = gke_cluster.view(current)
         if params['state'] == 'absent':

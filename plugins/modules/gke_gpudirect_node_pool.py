@@ -261,6 +261,7 @@ operations:
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
 
@@ -326,6 +327,7 @@ def main():
     runner = PoolRunner(module, params, progress)
     container = module.container
     try:
+        gke_cluster.check_location(params['location'])   # before the reads: a malformed location is named here, not by a 400
         current = runner.read()
         before = gke_node_pool.view(current)
         if params['state'] == 'absent':

@@ -75,6 +75,7 @@ def run_every_case():
     try:
         make_legacy_cluster(sandbox)
         since = len(sandbox.request_log())
+
         def run(case_row):
             case, playbook, extra, _expected = case_row
             extra = dict(extra, gpudirect_read_nodes=False)

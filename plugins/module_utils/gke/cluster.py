@@ -55,6 +55,7 @@ def check_location(location, field='location'):
     if not LOCATION_PATTERN.match(str(location or '')):
         raise PlanError("%s: %r is neither a zone (us-central1-a) nor a region (us-central1)" % (field, location))
 
+
 # The fields the module manages, for diff output and the comparison.
 MANAGED_FIELDS = ('networkConfig.datapathProvider', 'networkConfig.enableMultiNetworking', 'ipAllocationPolicy.useIpAliases',
                   'autopilot.enabled', 'currentMasterVersion', 'status')

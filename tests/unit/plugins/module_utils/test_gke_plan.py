@@ -133,8 +133,9 @@ def test_node_pool_inputs_refused_before_the_api(change, message):
 
 
 def test_node_pool_zero_nodes_and_zones_of_a_regional_cluster_are_taken():
-    plan = gke_node_pool.build_node_pool_plan(**dict(POOL, **{'node_count': 0, 'location': 'us-central1',
-                                                                          'node_locations': ['us-central1-c']}))
+    params = dict(POOL)
+    params.update(node_count=0, location='us-central1', node_locations=['us-central1-c'])
+    plan = gke_node_pool.build_node_pool_plan(**params)
     assert plan.body['initialNodeCount'] == 0 and plan.body['locations'] == ['us-central1-c']
 
 

@@ -10,7 +10,9 @@ no mutating request (Compute or Container) for that project. The runs go four at
 import concurrent.futures
 import re
 
-from playbook_runner import ansible_playbook
+import yaml
+
+from playbook_runner import ansible_playbook, collection_root
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
 
@@ -114,3 +116,24 @@ def test_bad_gke_input_is_refused_by_the_plan_step_before_anything_is_written():
     assert failures == [], '\n'.join(failures)
     for case, (result, _written) in runs.items():
         print(case, re.search(r'"problems": (\[.*?\])', result.stdout).group(1))
+
+
+def test_the_plan_steps_stage_options_match_the_gke_tasks():
+    """The plan step passes the cluster and node pool stages the options their tasks pass to the modules (an option a
+    task passes and the plan does not, or the reverse, would check something else than what runs), and names a
+    playbook variable for each."""
+    plays = yaml.safe_load((collection_root() / 'playbooks' / 'gke_cluster.yml').read_text(encoding='utf-8'))
+    tasks = plays[0]['tasks']
+    plan = tasks[0]['aiinfra.gpudirect.gpudirect_plan']
+    module_options = {}
+    for task in tasks:
+        for module in ('gke_gpudirect_cluster', 'gke_gpudirect_node_pool', 'gce_gpudirect_network'):
+            if 'aiinfra.gpudirect.' + module in task:
+                module_options[module] = set(task['aiinfra.gpudirect.' + module])
+    assert set(plan['cluster']) == module_options['gke_gpudirect_cluster']
+    # node_pool and network are expressions (null when their tag does not run): their keys are the quoted names.
+    for stage, module in (('node_pool', 'gke_gpudirect_node_pool'), ('network', 'gce_gpudirect_network')):
+        assert set(re.findall(r"'(\w+)': ", plan[stage])) == module_options[module], stage
+        assert set(plan['variables'][stage]) >= module_options[module], stage
+    assert set(plan['variables']['cluster']) >= module_options['gke_gpudirect_cluster']
+    assert tasks[0]['tags'] == ['always']

@@ -43,10 +43,14 @@ CASES = [
     ('node-zone-not-a-zone+location-unknown', 'gke_a4.yml', {'gpudirect_node_location': 'Central', 'gpudirect_location': 'mars-north9'},
      ["gpudirect_node_location: 'Central' is not a zone name", 'gpudirect_location: mars-north9 is not a Kubernetes Engine location']),
     # An existing cluster the cluster module would refuse to adopt (made before the run without Dataplane V2: see
-    # LEGACY_CLUSTER below).
+    # make_existing_resources).
     ('existing-cluster-without-dataplane-v2', 'gke_a3mega.yml', {'gpudirect_cluster': 'legacy'},
      ['gpudirect_cluster: legacy exists in us-central1-a but cannot carry GPUDirect-TCPXO node pools',
       'networkConfig.datapathProvider: LEGACY_DATAPATH']),
+    # An existing pool that differs in fields only a new pool fixes (made before the run: see make_existing_resources).
+    ('existing-pool-immutable', 'gke_a3ultra.yml', {},
+     ['gpudirect_node_pool (unset: from gpudirect_cluster): node pool a3ultra-gpu exists and differs in fields the API cannot change',
+      'config.gpuDirectConfig (now None', 'config.spot (now True']),
     # The machine type: not one of the GKE GPUDirect types.
     ('machine-type-not-gke', 'gke_a3high.yml', {'gpudirect_machine_type': 'a3-edgegpu-8g'},
      ['gpudirect_machine_type: a3-edgegpu-8g is not one of']),
@@ -62,20 +66,28 @@ def project_of(case):
     return 'gke-plan-case-%02d' % [c for c, _p, _e, _x in CASES].index(case)
 
 
-def make_legacy_cluster(sandbox):
-    """The cluster of case existing-cluster-without-dataplane-v2: what `gcloud container clusters create legacy` makes
-    without --enable-dataplane-v2."""
-    body = {'cluster': {'name': 'legacy', 'initialClusterVersion': '1.33.5-gke.1308000',
-                        'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}}
-    SandboxClient(sandbox.url).must('POST', '/v1/projects/%s/locations/us-central1-a/clusters'
-                                    % project_of('existing-cluster-without-dataplane-v2'), body)
+def make_existing_resources(sandbox):
+    """What the existing-* cases find: a cluster made without --enable-dataplane-v2, and a Dataplane V2 cluster whose
+    GPU pool was made as a spot pool without GPUDirect RDMA."""
+    api = SandboxClient(sandbox.url)
+    api.must('POST', '/v1/projects/%s/locations/us-central1-a/clusters' % project_of('existing-cluster-without-dataplane-v2'),
+             {'cluster': {'name': 'legacy', 'initialClusterVersion': '1.33.5-gke.1308000',
+                          'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}})
+    clusters = '/v1/projects/%s/locations/us-central1-b/clusters' % project_of('existing-pool-immutable')
+    api.must('POST', clusters, {'cluster': {
+        'name': 'a3ultra', 'initialClusterVersion': '1.34.8-gke.1278000', 'resourceLabels': {'aiinfra-gpudirect': 'managed'},
+        'networkConfig': {'datapathProvider': 'ADVANCED_DATAPATH', 'enableMultiNetworking': True},
+        'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}})
+    api.must('POST', clusters + '/a3ultra/nodePools', {'nodePool': {
+        'name': 'a3ultra-gpu', 'initialNodeCount': 1, 'locations': ['us-central1-b'],
+        'config': {'machineType': 'a3-ultragpu-8g', 'spot': True}}})
 
 
 def run_every_case():
     """{case id: (CompletedProcess, mutating requests of its project)}: every case run once, four at a time."""
     sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
     try:
-        make_legacy_cluster(sandbox)
+        make_existing_resources(sandbox)
         since = len(sandbox.request_log())
 
         def run(case_row):

@@ -195,22 +195,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module impor
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
 
-ARGUMENT_SPEC = {
-    'cluster': {'type': 'str', 'required': True},
-    'location': {'type': 'str', 'required': True},
-    'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
-    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
-    'cluster_mode': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'autopilot']},
-    'version': {'type': 'str'},
-    'multi_networking': {'type': 'bool', 'default': True},
-    'network': {'type': 'str'},
-    'subnetwork': {'type': 'str'},
-    'default_pool_node_count': {'type': 'int', 'default': gke_catalog.GKE_DEFAULT_POOL_NODE_COUNT},
-    'autoupgrade': {'type': 'bool', 'default': False},
-    'delete_adopted': {'type': 'bool', 'default': False},
-    'wait_timeout': {'type': 'int', 'default': 1800},
-    'kubeconfig_path': {'type': 'path'},
-}
+ARGUMENT_SPEC = gke_cluster.ARGUMENT_SPEC
 
 
 def is_managed(cluster):
@@ -253,6 +238,7 @@ def main():
     container = module.container
     sleep = container.transport.sleep
     try:
+        gke_cluster.check_location(location)   # before the reads: a malformed location is named here, not by a 400
         current = container.get(path, action='read cluster %s' % name)
         before = gke_cluster.view(current)
         if params['state'] == 'absent':
@@ -270,10 +256,7 @@ def main():
         server_config = None
         if not params['version']:
             server_config = container.get('%s/serverConfig' % location, action='read the GKE versions of %s' % location)
-        plan = gke_cluster.build_cluster_plan(
-            name, location, params['machine_type'], mode=params['cluster_mode'], version=params['version'],
-            multi_networking=params['multi_networking'], network=params['network'], subnetwork=params['subnetwork'],
-            default_pool_node_count=params['default_pool_node_count'], autoupgrade=params['autoupgrade'], server_config=server_config)
+        plan = gke_cluster.plan_from_params(params, server_config)
         result['plan'] = plan.summary()
         after = gke_cluster.planned_view(plan, current)
         if current is None:

@@ -288,56 +288,13 @@ operations:
   elements: str
 """
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
 
-ARGUMENT_SPEC = {
-    'cluster': {'type': 'str', 'required': True},
-    'location': {'type': 'str', 'required': True},
-    'name': {'type': 'str', 'required': True},
-    'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
-    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
-    'node_count': {'type': 'int', 'default': 2},
-    'autoscaling': {'type': 'dict', 'options': {'min_node_count': {'type': 'int', 'default': 0},
-                                                'max_node_count': {'type': 'int', 'required': True}}},
-    'node_locations': {'type': 'list', 'elements': 'str'},
-    'accelerator_type': {'type': 'str'},
-    'gpu_driver_version': {'type': 'str', 'default': 'LATEST', 'choices': list(gke_catalog.GKE_GPU_DRIVER_VERSION_CHOICES)},
-    'networking': {'type': 'str', 'choices': list(gke_node_pool.NETWORKINGS)},
-    'network_prefix': {'type': 'str'},
-    'additional_networks': {'type': 'list', 'elements': 'dict', 'options': {'network': {'type': 'str', 'required': True},
-                                                                            'subnetwork': {'type': 'str', 'required': True}}},
-    'compact_placement': {'type': 'bool', 'default': False},
-    'placement_policy': {'type': 'str'},
-    'reservation_affinity': {'type': 'str', 'choices': list(gke_node_pool.RESERVATION_AFFINITIES)},
-    'reservation': {'type': 'str'},
-    'reservation_project': {'type': 'str'},
-    'reservation_block': {'type': 'str'},
-    'provisioning': {'type': 'str', 'default': 'standard', 'choices': list(gke_node_pool.PROVISIONING)},
-    'labels': {'type': 'dict'},
-    'autoupgrade': {'type': 'bool', 'default': False},
-    'recreate': {'type': 'bool', 'default': False},
-    'read_nodes': {'type': 'bool', 'default': True},
-    'nodes_timeout': {'type': 'int', 'default': 600},
-    'wait_timeout': {'type': 'int', 'default': 3600},
-    'wait': {'type': 'bool', 'default': True},
-}
-
-
-def build_plan(params, current_cluster, cluster_planned=False):
-    return gke_node_pool.build_node_pool_plan(
-        params['cluster'], current_cluster, params['location'], params['name'], params['machine_type'],
-        node_count=params['node_count'], autoscaling=params['autoscaling'], node_locations=params['node_locations'],
-        accelerator_type=params['accelerator_type'], gpu_driver_version=params['gpu_driver_version'],
-        networking=params['networking'], additional_networks=params['additional_networks'], network_prefix=params['network_prefix'],
-        placement_policy=params['placement_policy'], compact_placement=params['compact_placement'],
-        reservation_affinity=params['reservation_affinity'], reservation=params['reservation'],
-        reservation_project=params['reservation_project'], reservation_block=params['reservation_block'],
-        provisioning=params['provisioning'], labels=params['labels'], autoupgrade=params['autoupgrade'],
-        cluster_planned=cluster_planned)
+ARGUMENT_SPEC = gke_node_pool.ARGUMENT_SPEC
 
 
 # A pool with an operation at work on it (NodePool.Status).
@@ -421,6 +378,7 @@ def main():
     runner = PoolRunner(module, params, progress)
     container = module.container
     try:
+        gke_cluster.check_location(params['location'])   # before the reads: a malformed location is named here, not by a 400
         current = runner.read()
         if params['wait'] and params['state'] == 'present' and not module.check_mode:
             current = runner.settle(current)
@@ -438,7 +396,7 @@ def main():
         if current_cluster is None and module.check_mode:
             module.warn('cluster %s does not exist yet (check mode of a first run?): the pool is planned as for the cluster '
                         'gke_gpudirect_cluster would create; its checks against the cluster run when it exists' % params['cluster'])
-        plan = build_plan(params, current_cluster, cluster_planned=module.check_mode)
+        plan = gke_node_pool.plan_from_params(params, current_cluster, cluster_planned=module.check_mode)
         result['plan'] = plan.summary()
         result['additional_networks'] = plan.summary()['additional_networks']
         after = gke_node_pool.planned_view(plan, current)

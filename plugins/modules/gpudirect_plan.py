@@ -6,15 +6,20 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: gpudirect_plan
-short_description: Check every stage's input of a Compute Engine GPUDirect playbook before anything is created
+short_description: Check every stage's input of a GPUDirect playbook (Compute Engine or GKE) before anything is created
 version_added: 0.1.0
 description:
-  - The first task of the family playbooks (C(playbooks/gce_cluster.yml)). It checks the inputs of every stage, the GPUDirect
-    network, the VMs, the host preparation and the NCCL test, with the same argument specs and the same checks as the stages'
-    modules (M(aiinfra.gpudirect.gce_gpudirect_network), M(aiinfra.gpudirect.gce_gpudirect_instance),
-    M(aiinfra.gpudirect.gpudirect_rxdm) and M(aiinfra.gpudirect.nccl_plugin) through the catalog, M(aiinfra.gpudirect.nccl_perf)),
-    then reads what the stages will need, the region and its zones, the machine type in the zone, the disk type, the image
-    family, the existing networks and subnetworks and the addresses still free in them for the VMs.
+  - The first task of the family playbooks, C(playbooks/gce_cluster.yml) and C(playbooks/gke_cluster.yml). It checks the inputs
+    of every stage with the same argument specs and the same checks as the stages' modules, then reads what the stages will need.
+  - "Compute Engine: the GPUDirect network, the VMs, the host preparation and the NCCL test (M(aiinfra.gpudirect.gce_gpudirect_network),
+    M(aiinfra.gpudirect.gce_gpudirect_instance), M(aiinfra.gpudirect.gpudirect_rxdm) and M(aiinfra.gpudirect.nccl_plugin) through the
+    catalog, M(aiinfra.gpudirect.nccl_perf)); it reads the region and its zones, the machine type in the zone, the disk type, the image
+    family, the existing networks and subnetworks and the addresses still free in them for the VMs."
+  - "GKE: the per-NIC networks (M(aiinfra.gpudirect.gce_gpudirect_network) layout C(gke) or C(gke_rdma)), the cluster
+    (M(aiinfra.gpudirect.gke_gpudirect_cluster)), the node pool (M(aiinfra.gpudirect.gke_gpudirect_node_pool)) and the objects the
+    P(aiinfra.gpudirect.gke_gpudirect#role) or P(aiinfra.gpudirect.gke_rdma#role) role renders; it reads the location's
+    C(getServerConfig) (the versions offered), the cluster (would the cluster module refuse it?), the node pool when the cluster
+    exists (does it differ in fields only a new pool fixes?), the machine type in the node zone and a named reservation there."
   - Every problem found is reported at once, each naming the playbook variable (from O(variables)) and the fix. It only reads,
     so a failing plan leaves the project as it was.
 author:
@@ -46,9 +51,25 @@ options:
       - The options of M(aiinfra.gpudirect.nccl_perf) as the P(aiinfra.gpudirect.nccl_test#role) role will pass them. In mode
         C(gce) without C(hosts), the VMs of O(instances) are the hosts.
     type: dict
+  cluster:
+    description:
+      - The options of M(aiinfra.gpudirect.gke_gpudirect_cluster) as the playbook will pass them; null values are left unset.
+    type: dict
+  node_pool:
+    description:
+      - The options of M(aiinfra.gpudirect.gke_gpudirect_node_pool) as the playbook will pass them; null values are left unset.
+        Its node zones and reservation are read only through Compute Engine (one read each).
+    type: dict
+  kubernetes:
+    description:
+      - "The Kubernetes role of a GKE playbook and its variables without their prefix, C({role: gke_gpudirect, vars: {technology: TCPXO,
+        network_prefix: a3mega, node_pool: a3mega-gpu}}) or C({role: gke_rdma, vars: {networking: dranet, machine_type: a3-ultragpu-8g}}).
+        The objects are rendered as the role's first task renders them, so a value the role would refuse is reported here."
+    type: dict
   variables:
     description:
-      - "For each stage (C(network), C(instances), C(host), C(nccl), C(connection)), the playbook variable that sets each option,
+      - "For each stage (C(network), C(instances), C(host), C(nccl), C(cluster), C(node_pool), C(kubernetes), C(connection)), the
+        playbook variable that sets each option,
         for example C({instances: {count: gpudirect_node_count}}). Messages name these variables; an option without one is
         named as the stage's option."
     type: dict
@@ -70,6 +91,17 @@ EXAMPLES = r"""
       count: 2
     variables:
       instances: {count: gpudirect_node_count, zone: gpudirect_zone}
+
+- name: Check the GKE stages before the networks, the cluster and the node pool are created
+  aiinfra.gpudirect.gpudirect_plan:
+    network: {network_prefix: a3mega, machine_type: a3-megagpu-8g, region: us-central1, layout: gke}
+    cluster: {cluster: a3mega, location: us-central1-a, machine_type: a3-megagpu-8g}
+    node_pool: {cluster: a3mega, location: us-central1-a, name: a3mega-gpu, machine_type: a3-megagpu-8g, node_count: 2,
+                node_locations: [us-central1-a], network_prefix: a3mega, reservation: my-reservation}
+    kubernetes: {role: gke_gpudirect, vars: {technology: TCPXO, network_prefix: a3mega, node_pool: a3mega-gpu}}
+    variables:
+      cluster: {cluster: gpudirect_cluster, version: gpudirect_gke_version}
+      node_pool: {node_count: gpudirect_node_count, reservation: gpudirect_reservation}
 """
 
 RETURN = r"""
@@ -98,6 +130,12 @@ plan:
     zone:
       description: Zone of the VMs.
       type: str
+    cluster:
+      description: Name of the GKE cluster (GKE playbooks).
+      type: str
+    node_pool:
+      description: Name of the GKE node pool (GKE playbooks).
+      type: str
 """
 
 import re
@@ -111,6 +149,10 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import netwo
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common as gke_common
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render as k8s_render
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import command as nccl_command
 
 ARGUMENT_SPEC = {
@@ -118,6 +160,9 @@ ARGUMENT_SPEC = {
     'instances': {'type': 'dict'},
     'host': {'type': 'dict'},
     'nccl': {'type': 'dict'},
+    'cluster': {'type': 'dict'},
+    'node_pool': {'type': 'dict'},
+    'kubernetes': {'type': 'dict'},
     'variables': {'type': 'dict', 'default': {}},
 }
 
@@ -128,7 +173,12 @@ STAGES = {
                   {'mutually_exclusive': gce_instance.MUTUALLY_EXCLUSIVE, 'required_one_of': gce_instance.REQUIRED_ONE_OF}),
     'host': ('cos_host_prep', host_inputs.HOST_ARGUMENT_SPEC, {}),
     'nccl': ('nccl_perf', nccl_command.argument_spec(), {}),
+    'cluster': ('gke_gpudirect_cluster', gke_cluster.ARGUMENT_SPEC, {}),
+    'node_pool': ('gke_gpudirect_node_pool', gke_node_pool.ARGUMENT_SPEC, {}),
 }
+# The Kubernetes side of the GKE playbooks: the variables of the gke_gpudirect or gke_rdma role (without the prefix)
+# that decide what the role renders; the role's first task renders the same objects with the same functions.
+KUBERNETES_ROLES = ('gke_gpudirect', 'gke_rdma')
 TYPE_WORDS = {'int': 'a whole number', 'float': 'a number', 'bool': 'true or false', 'list': 'a list', 'dict': 'a mapping',
               'str': 'a string', 'path': 'a path'}
 FIELD = re.compile(r'^([a-z_]+(?:\.[a-z_]+)?(?:/[a-z_]+(?:\.[a-z_]+)?)*): ')
@@ -159,7 +209,8 @@ class Problems:
         if names:
             pattern = r'\b(%s)(?=: )' % '|'.join(re.escape(option) for option in sorted(names, key=len, reverse=True))
             rest = re.sub(pattern, lambda found: names[found.group(1)], rest)
-        self.items.append(head + rest)
+        if head + rest not in self.items:   # two stages with one option from one variable say it once
+            self.items.append(head + rest)
 
     def add_validation(self, stage, values, error):
         """One error of Ansible's argument spec validation, as 'variable: what is wrong; the fix'."""
@@ -242,8 +293,134 @@ def plan_stages(stages, project, problems):
     return network_plan, instances
 
 
+def plan_kubernetes(kubernetes, problems):
+    """Render the role's objects as its first task does (plugins/filter/gke.py calls the same functions)."""
+    role, values = kubernetes.get('role'), kubernetes.get('vars') or {}
+    if role not in KUBERNETES_ROLES:
+        problems.add('kubernetes', 'role: %r; the Kubernetes stage is one of %s' % (role, ', '.join(KUBERNETES_ROLES)))
+        return
+    # The role's variables are its options with its prefix (networks -> gke_rdma_networks), unless the playbook names others.
+    names = problems.variables.setdefault('kubernetes', {})
+    for option in values:
+        names.setdefault(option, '%s_%s' % (role, option))
+    try:
+        if role == 'gke_gpudirect':
+            technology = values.get('technology')
+            k8s_render.gke_network_objects(technology, network_prefix=values.get('network_prefix') or None,
+                                           networks=values.get('networks') or None)
+            k8s_render.gke_daemonsets(technology, node_pool=values.get('node_pool') or None, plugin_image=values.get('plugin_image') or None)
+            k8s_render.gpu_node_selector(technology, values.get('node_pool') or None)
+            return
+        networking, machine_type = values.get('networking') or 'dranet', values.get('machine_type') or 'a3-ultragpu-8g'
+        if networking == 'compute_class':
+            if values.get('compute_class_definition'):
+                k8s_render.check_rdma_compute_class(values['compute_class_definition'])
+            else:
+                k8s_render.rdma_compute_class(values.get('compute_class') or 'rdma-class',
+                                              values.get('compute_class_priorities') or [{'machine_type': machine_type}])
+        if networking == 'multi_network':
+            k8s_render.rdma_network_objects(network_prefix=values.get('network_prefix') or None, networks=values.get('networks') or None,
+                                            machine_type=machine_type)
+            if values.get('installer_daemonset'):
+                k8s_render.rdma_installer_daemonset(node_pool=values.get('node_pool') or None, machine_type=machine_type)
+        else:
+            k8s_render.rdma_claim_template(values.get('namespace') or None)
+        k8s_render.gpu_node_selector('RDMA', values.get('node_pool') or None, machine_type, dranet=networking == 'dranet')
+    except (ValueError, TypeError) as exc:
+        problems.add('kubernetes', str(exc))
+
+
+def planned_cluster(plan):
+    """The cluster gke_gpudirect_cluster will create, as the Container API would show it, for the node pool's checks."""
+    cluster = dict(plan.body, currentMasterVersion=plan.version)
+    if plan.mode == gke_cluster.AUTOPILOT:
+        cluster['autopilot'] = {'enabled': True}
+    return cluster
+
+
+def read_gke(container, compute, stages, problems):
+    """The GKE stages' plans and reads: getServerConfig of the cluster's location, the cluster, the pool when the cluster
+    exists, the machine type in the node zone (which also shows the zone exists) and a named reservation there."""
+    cluster_params, pool_params = stages.get('cluster'), stages.get('node_pool')
+    cluster_plan = current_cluster = None
+    if cluster_params is not None:
+        location = cluster_params['location']
+        try:
+            gke_cluster.check_location(location)
+            server_config = container.get('%s/serverConfig' % location, action='read the GKE versions of %s' % location)
+            if server_config is None:
+                raise PlanError("location: '%s' is not a location of Kubernetes Engine; give a zone or region such as us-central1-a"
+                                % location)
+            cluster_plan = gke_cluster.plan_from_params(cluster_params, server_config)
+        except PlanError as exc:
+            problems.add('cluster', str(exc))
+        except GcpError as exc:
+            if exc.status not in (400, 404):
+                raise
+            problems.add('cluster', 'location: %s is not a Kubernetes Engine location (%s); give a zone or region such as us-central1-a'
+                         % (location, exc.message.rstrip('.')))
+        if cluster_plan is not None:
+            path = gke_common.cluster_path(location, cluster_params['cluster'])
+            current_cluster = container.get(path, action='read cluster %s' % cluster_params['cluster'])
+            if current_cluster is not None:
+                _updates, refusals = gke_cluster.changes(cluster_plan, current_cluster)
+                if refusals:
+                    problems.add('cluster', 'cluster: %s exists in %s but cannot carry GPUDirect-%s node pools, and this cannot be '
+                                            'changed in place: %s; choose another cluster name or delete that cluster'
+                                 % (cluster_params['cluster'], location, cluster_plan.family.technology, '; '.join(refusals)))
+    if pool_params is None:
+        return
+    try:
+        pool_plan = gke_node_pool.plan_from_params(
+            pool_params, current_cluster or (planned_cluster(cluster_plan) if cluster_plan else None), cluster_planned=True)
+    except PlanError as exc:
+        problems.add('node_pool', str(exc))
+        return
+    zones = pool_params['node_locations'] or ([pool_params['location']] if gke_cluster.ZONE_PATTERN.match(pool_params['location']) else [])
+    for zone in zones:
+        try:
+            lookups.check_machine_type(compute, zone, pool_plan.family.machine_type, field='node_locations')
+        except PlanError as exc:
+            problems.add('node_pool', str(exc))
+            return
+    affinity = pool_plan.body['config']['reservationAffinity']
+    if affinity.get('values') and zones:
+        check_pool_reservation(compute, pool_params, pool_plan, zones, problems)
+    if current_cluster is not None:
+        path = gke_common.node_pool_path(pool_params['location'], pool_params['cluster'], pool_params['name'])
+        current_pool = container.get(path, action='read node pool %s' % pool_params['name'])
+        if current_pool is not None and not pool_params['recreate']:
+            _calls, immutable = gke_node_pool.changes(pool_plan, current_pool)
+            if immutable:
+                problems.add('node_pool', 'name: node pool %s exists and differs in fields the API cannot change: %s; give another '
+                                          'pool name, delete the pool, or set recreate: true on the node pool task'
+                             % (pool_params['name'], gke_node_pool.describe_immutable(immutable)))
+
+
+def check_pool_reservation(compute, params, plan, zones, problems):
+    """The reservation the pool names exists in one of its zones (GKE refuses the pool otherwise) and reserves its machine type."""
+    project = params['reservation_project']
+    prefix = 'projects/%s/' % project if project else ''
+    found = None
+    for zone in zones:
+        found = compute.get('%szones/%s/reservations/%s' % (prefix, zone, params['reservation']),
+                            "get reservation '%s'" % params['reservation'])
+        if found is not None:
+            break
+    if found is None:
+        problems.add('node_pool', "reservation: '%s' does not exist in %s%s; create it there or name an existing one"
+                     % (params['reservation'], ', '.join(zones), ' (project %s)' % project if project else ''))
+        return
+    reserved = links.resource_name((found.get('specificReservation') or {}).get('instanceProperties', {}).get('machineType', ''))
+    if reserved and reserved != plan.family.machine_type:
+        problems.add('node_pool', "reservation: '%s' reserves %s, not %s; name a reservation of %s VMs"
+                     % (params['reservation'], reserved, plan.family.machine_type, plan.family.machine_type))
+
+
 def read_stages(compute, stages, network_plan, instances, problems):
     """What must exist, read before anything is written."""
+    if 'node_pool' in stages:   # the GKE stages read the node zone's machine type instead
+        return
     if network_plan is not None and instances is None:   # with VMs, check_references reads the region's zones once
         try:
             lookups.zones_of_region(compute, network_plan.region, field='region')
@@ -279,17 +456,24 @@ def main():
         problems.add('connection', links.project_id_problem(project))
     stages = validate_stages(params, problems)
     network_plan, instances = plan_stages(stages, project, problems)
-    if not problems.items:
-        try:
+    if params['kubernetes'] is not None:
+        plan_kubernetes(params['kubernetes'], problems)
+    try:
+        if 'cluster' in stages or 'node_pool' in stages:
+            # Every GKE problem at once: the reads run beside the local problems (they are few: see read_gke).
+            read_gke(module.container, module.compute, stages, problems)
+        if not problems.items:
             read_stages(module.compute, stages, network_plan, instances, problems)
-        except GcpError as exc:
-            module.fail_from_error(exc, problems=problems.items)
+    except GcpError as exc:
+        module.fail_from_error(exc, problems=problems.items)
     if problems.items:
         module.fail_json(msg='%d input problem%s, found before anything was created or changed: %s'
                          % (len(problems.items), '' if len(problems.items) == 1 else 's',
                             ' '.join('(%d) %s' % (n, text) for n, text in enumerate(problems.items, start=1))),
                          problems=problems.items)
     plan = {'zone': stages.get('instances', {}).get('zone'), 'vms': instances[0] if instances else [],
+            'cluster': stages['cluster']['cluster'] if 'cluster' in stages else None,
+            'node_pool': stages['node_pool']['name'] if 'node_pool' in stages else None,
             'networks': network_plan.network_names if network_plan else [],
             'subnets': {chain.subnet.name: chain.subnet.body['ipCidrRange'] for chain in network_plan.chains} if network_plan else {}}
     module.exit_json(changed=False, problems=[], plan=plan)

@@ -90,6 +90,11 @@ def test_rdma_picks_the_newest_version_above_seed_001s_floor(sandbox, cluster):
     ({'machine_type': 'a4-highgpu-8g', 'version': '1.33.5-gke.1308000'}, ['version', '1.34.8-gke.1278000']),
     ({'machine_type': 'a4-highgpu-8g', 'cluster_mode': 'autopilot', 'version': '1.35.1-gke.1'}, ['1.36.2-gke.1368000']),
     ({'multi_networking': False}, ['multi_networking']),
+    # Refused here, not by the API's 400 (gpudirect_plan checks the same).
+    ({'cluster': 'Bad_Name'}, ["cluster: 'Bad_Name' is not a valid cluster name"]),
+    ({'cluster': 'a' * 41}, ['is not a valid cluster name']),
+    ({'location': 'Central'}, ["location: 'Central' is neither a zone"]),
+    ({'default_pool_node_count': 0}, ['default_pool_node_count: 0']),
 ])
 def test_refusals_come_before_any_mutating_request(sandbox, cluster, overrides, words):
     result = cluster(**overrides)

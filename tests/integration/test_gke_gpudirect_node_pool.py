@@ -137,6 +137,13 @@ def test_immutable_differences_are_named_field_by_field_then_recreated(sandbox, 
     ({'reservation': 'r1', 'provisioning': 'spot'}, ['provisioning: spot']),
     ({'cluster': 'nope'}, ['cluster: nope does not exist']),
     ({'machine_type': 'a3-edgegpu-8g'}, ['value of machine_type must be one of']),
+    # Refused here, not by the API's 400 (gpudirect_plan checks the same).
+    ({'node_count': -1}, ['node_count: -1 nodes; give 0 or more']),
+    ({'name': 'Gpu_Pool'}, ["name: 'Gpu_Pool' is not a valid node pool name"]),
+    ({'node_locations': ['us-east4-a']}, ['node_locations: us-east4-a is not in us-central1']),
+    ({'location': 'Central'}, ["location: 'Central' is neither a zone"]),
+    ({'reservation': 'Bad_Name!'}, ["reservation: 'Bad_Name!' is not a valid Compute Engine name"]),
+    ({'reservation': 'r1', 'reservation_project': 'My Project'}, ["reservation_project: 'My Project' is not a valid project ID"]),
 ])
 def test_refusals_before_any_mutating_request(sandbox, mega, overrides, words):
     since = len(sandbox.request_log())

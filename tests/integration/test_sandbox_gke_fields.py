@@ -127,6 +127,8 @@ def test_seed_001_automatic_rdma_node_pool_through_the_api(gcloud, rdma_vpcs, sa
     ({'locations': ['us-central1-c']}, 'Machine type "a3-ultragpu-8g" does not exist in zone "us-central1-c".'),
     # nodes never newer than the control plane (GKE version skew policy)
     ({'version': '1.34.9-gke.1', 'config': {'gpuDirectConfig': None}}, 'must not be newer than'),
+    # a negative count of VMs per zone (the shape of GKE's "Cluster.initial_node_count must be greater than zero.")
+    ({'initialNodeCount': -1}, 'NodePool.initial_node_count must be greater than or equal to zero.'),
 ])
 def test_node_pool_refusals(rdma_vpcs, sandbox, change, fragment):
     rdma_vpcs.must('POST', C, {'cluster': {'name': 'rdma', 'initialClusterVersion': VERSION, 'initialNodeCount': 1,

@@ -134,6 +134,7 @@ def _node_pool(call, where, cluster, body, version):
     name = body.get('name')
     if not isinstance(name, str) or not _NAME.match(name):
         raise bad_request('Invalid node pool name "%s": it must match %s.' % (name, _NAME.pattern))
+    _check_node_count(body.get('initialNodeCount', 3), 'NodePool.initial_node_count')
     config = dict(body.get('config') or {})
     machine_type = config.setdefault('machineType', 'e2-medium')
     spec = catalog.MACHINE_TYPES.get(machine_type)
@@ -240,6 +241,17 @@ def _node_pool(call, where, cluster, body, version):
         'etag': '%08x' % zlib.crc32(name.encode()),
     })
     return pool
+
+
+def _check_node_count(count, field):
+    """A node pool's size is a count of VMs per zone: GKE refuses a negative one with 400 badRequest.  The message
+    shape is GKE's for the cluster's field, "Cluster.initial_node_count must be greater than zero." (quoted from a
+    real 400 in hashicorp/terraform-provider-google#13540); gcloud's ``node-pools create --num-nodes`` is a plain int
+    (SDK 528 surface/container/node_pools/create.py), so a negative count reaches the server.  A pool may have 0
+    nodes (a GKE node pool can be sized to zero: hashicorp/terraform-provider-google#6028, citing GKE's cluster
+    autoscaler page), hence "greater than or equal to zero".  Wording for the pool: the sandbox's, in GKE's shape."""
+    if int(count) < 0:
+        raise bad_request('%s must be greater than or equal to zero.' % field)
 
 
 def _check_gpudirect(config, machine_type, version):
@@ -543,6 +555,7 @@ def _pool_operation(call, where, operation_type, fields):
 def set_node_pool_size(call):
     """nodePools.setSize: ``nodeCount`` becomes the pool's size when the operation is DONE (kept in
     ``initialNodeCount``, as the sandbox keeps a pool's size; the value is not checked beyond the schema)."""
+    _check_node_count((call.body or {}).get('nodeCount') or 0, 'SetNodePoolSizeRequest.node_count')
     return _pool_operation(call, Where(call), 'SET_NODE_POOL_SIZE', {'initialNodeCount': int((call.body or {}).get('nodeCount') or 0)})
 
 

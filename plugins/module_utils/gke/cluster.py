@@ -11,11 +11,50 @@ difference into a ``ClusterUpdate`` the API applies in place or a problem only a
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family
 
 STANDARD, AUTOPILOT = 'standard', 'autopilot'
+
+# The options of gke_gpudirect_cluster (also checked by gpudirect_plan, the playbooks' first step).
+ARGUMENT_SPEC = {
+    'cluster': {'type': 'str', 'required': True},
+    'location': {'type': 'str', 'required': True},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'cluster_mode': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'autopilot']},
+    'version': {'type': 'str'},
+    'multi_networking': {'type': 'bool', 'default': True},
+    'network': {'type': 'str'},
+    'subnetwork': {'type': 'str'},
+    'default_pool_node_count': {'type': 'int', 'default': gke_catalog.GKE_DEFAULT_POOL_NODE_COUNT},
+    'autoupgrade': {'type': 'bool', 'default': False},
+    'delete_adopted': {'type': 'bool', 'default': False},
+    'wait_timeout': {'type': 'int', 'default': 1800},
+    'kubeconfig_path': {'type': 'path'},
+}
+
+# Cluster and node pool names: "must start with a lowercase letter followed by up to 39 lowercase letters, numbers,
+# or hyphens, and cannot end with a hyphen" (GKE's clusters.create answers 400 otherwise; the sandbox refuses the same).
+NAME_PATTERN = re.compile(r'^[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?$')
+# A zone (us-central1-a) or a region (us-central1).
+LOCATION_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+(?:-[a-z])?$')
+ZONE_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+-[a-z]$')
+
+
+def check_name(name, field, what):
+    if not NAME_PATTERN.match(str(name or '')):
+        raise PlanError("%s: %r is not a valid %s name; use up to 40 lowercase letters, digits and hyphens, starting with a "
+                        'letter and not ending with a hyphen (e.g. a3mega)' % (field, name, what))
+
+
+def check_location(location, field='location'):
+    if not LOCATION_PATTERN.match(str(location or '')):
+        raise PlanError("%s: %r is neither a zone (us-central1-a) nor a region (us-central1)" % (field, location))
+
 
 # The fields the module manages, for diff output and the comparison.
 MANAGED_FIELDS = ('networkConfig.datapathProvider', 'networkConfig.enableMultiNetworking', 'ipAllocationPolicy.useIpAliases',
@@ -70,6 +109,31 @@ def pick_version(family, mode, server_config):
                     'offers %s' % (family.technology, floor, mode, ', '.join(valid) or 'none'))
 
 
+def check_offered(version, server_config, location):
+    """The version (or alias: latest, 1.33, 1.33.5) is one getServerConfig offers in the location."""
+    valid = list(server_config.get('validMasterVersions') or [])
+    text = str(version).strip()
+    if not valid or text.lower() in ('latest', '-') or text in valid:
+        return
+    if any(candidate.startswith(text + '.') or candidate.startswith(text + '-') for candidate in valid):
+        return
+    raise PlanError('version: %s is not offered in %s (getServerConfig); use one of %s, or leave it unset to take the newest '
+                    'version that meets the floor' % (text, location, ', '.join(valid[:6]) + (', ...' if len(valid) > 6 else '')))
+
+
+def plan_from_params(params, server_config=None):
+    """The ClusterPlan of gke_gpudirect_cluster's options (state present); PlanError on bad input."""
+    plan = build_cluster_plan(
+        params['cluster'], params['location'], params['machine_type'], mode=params['cluster_mode'], version=params['version'],
+        multi_networking=params['multi_networking'], network=params['network'], subnetwork=params['subnetwork'],
+        default_pool_node_count=params['default_pool_node_count'], autoupgrade=params['autoupgrade'], server_config=server_config)
+    if params['version'] and server_config:
+        check_offered(params['version'], server_config, params['location'])
+    if params['wait_timeout'] <= 0:
+        raise PlanError('wait_timeout: %d seconds; give how long to wait for each operation, e.g. 1800' % params['wait_timeout'])
+    return plan
+
+
 def build_cluster_plan(name, location, machine_type, mode=STANDARD, version=None, multi_networking=True, network=None,
                        subnetwork=None, default_pool_node_count=gke_catalog.GKE_DEFAULT_POOL_NODE_COUNT, autoupgrade=False,
                        server_config=None):
@@ -80,10 +144,17 @@ def build_cluster_plan(name, location, machine_type, mode=STANDARD, version=None
     family = gke_family(machine_type)
     if not name:
         raise PlanError('cluster: give the cluster name')
+    check_name(name, 'cluster', 'cluster')
     if not location:
         raise PlanError('location: give a zone (us-central1-a) for a zonal cluster or a region (us-central1) for a regional one')
+    check_location(location)
     mode = str(mode or STANDARD).lower()
     check_mode_for_technology(family, mode)
+    if mode != AUTOPILOT and int(default_pool_node_count) < 1:
+        # Cluster.initialNodeCount / the first pool: GKE answers "Cluster.initial_node_count must be greater than zero."
+        # (quoted in hashicorp/terraform-provider-google#13540).
+        raise PlanError('default_pool_node_count: %d; a Standard cluster is created with at least 1 node in its default pool'
+                        % int(default_pool_node_count))
     if version:
         check_version(family, version, mode)
     else:

@@ -13,9 +13,11 @@ fixes those).
 
 from __future__ import annotations
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.cluster import ZONE_PATTERN, check_location, check_name
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family
 
 DRANET, MULTI_NETWORK = 'dranet', 'multi_network'
@@ -25,6 +27,39 @@ RESERVATION_AFFINITIES = ('any', 'none', 'specific')
 _AFFINITY_TYPES = {'any': 'ANY_RESERVATION', 'none': 'NO_RESERVATION', 'specific': 'SPECIFIC_RESERVATION'}
 RESERVATION_KEY = 'compute.googleapis.com/reservation-name'
 # gcloud --reservation-affinity=specific --reservation=R sends key compute.googleapis.com/reservation-name.
+
+# The options of gke_gpudirect_node_pool (also checked by gpudirect_plan, the playbooks' first step).
+ARGUMENT_SPEC = {
+    'cluster': {'type': 'str', 'required': True},
+    'location': {'type': 'str', 'required': True},
+    'name': {'type': 'str', 'required': True},
+    'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'node_count': {'type': 'int', 'default': 2},
+    'autoscaling': {'type': 'dict', 'options': {'min_node_count': {'type': 'int', 'default': 0},
+                                                'max_node_count': {'type': 'int', 'required': True}}},
+    'node_locations': {'type': 'list', 'elements': 'str'},
+    'accelerator_type': {'type': 'str'},
+    'gpu_driver_version': {'type': 'str', 'default': 'LATEST', 'choices': list(gke_catalog.GKE_GPU_DRIVER_VERSION_CHOICES)},
+    'networking': {'type': 'str', 'choices': list(NETWORKINGS)},
+    'network_prefix': {'type': 'str'},
+    'additional_networks': {'type': 'list', 'elements': 'dict', 'options': {'network': {'type': 'str', 'required': True},
+                                                                            'subnetwork': {'type': 'str', 'required': True}}},
+    'compact_placement': {'type': 'bool', 'default': False},
+    'placement_policy': {'type': 'str'},
+    'reservation_affinity': {'type': 'str', 'choices': list(RESERVATION_AFFINITIES)},
+    'reservation': {'type': 'str'},
+    'reservation_project': {'type': 'str'},
+    'reservation_block': {'type': 'str'},
+    'provisioning': {'type': 'str', 'default': 'standard', 'choices': list(PROVISIONING)},
+    'labels': {'type': 'dict'},
+    'autoupgrade': {'type': 'bool', 'default': False},
+    'recreate': {'type': 'bool', 'default': False},
+    'read_nodes': {'type': 'bool', 'default': True},
+    'nodes_timeout': {'type': 'int', 'default': 600},
+    'wait_timeout': {'type': 'int', 'default': 3600},
+    'wait': {'type': 'bool', 'default': True},
+}
 
 # Fields the API cannot change on an existing pool: a difference in one of them needs a new pool.
 IMMUTABLE_FIELDS = (
@@ -107,6 +142,46 @@ def _reservation(affinity, reservation, reservation_project, reservation_block, 
     return result
 
 
+def check_node_locations(node_locations, location):
+    """Each node location is a zone of the cluster's region (GKE runs a pool's nodes only there)."""
+    region = links.region_of(location) if ZONE_PATTERN.match(location) else location
+    for zone in node_locations or []:
+        if not ZONE_PATTERN.match(str(zone)):
+            raise PlanError("node_locations: %r is not a zone name; write it like %s-a" % (zone, region))
+        if links.region_of(zone) != region:
+            raise PlanError('node_locations: %s is not in %s, the region of the cluster (location %s); give a zone of %s'
+                            % (zone, region, location, region))
+
+
+def check_reservation_names(reservation, reservation_project, reservation_block):
+    """Reservation, block and project names as Compute Engine writes them (a name that cannot exist is refused here,
+    not by the node pool's create)."""
+    for field, value in (('reservation', reservation), ('reservation_block', reservation_block)):
+        if value and not compute_catalog.GCE_NAME_PATTERN.match(value):
+            raise PlanError("%s: %r is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
+                            'letter, at most 63); give the name of the reservation as gcloud compute reservations list shows it'
+                            % (field, value))
+    problem = links.project_id_problem(reservation_project)
+    if problem:
+        raise PlanError('reservation_' + problem)
+
+
+def plan_from_params(params, current_cluster, cluster_planned=False):
+    """The NodePoolPlan of gke_gpudirect_node_pool's options (state present); PlanError on bad input."""
+    if params['wait_timeout'] <= 0:
+        raise PlanError('wait_timeout: %d seconds; give how long to wait for each operation, e.g. 3600' % params['wait_timeout'])
+    return build_node_pool_plan(
+        params['cluster'], current_cluster, params['location'], params['name'], params['machine_type'],
+        node_count=params['node_count'], autoscaling=params['autoscaling'], node_locations=params['node_locations'],
+        accelerator_type=params['accelerator_type'], gpu_driver_version=params['gpu_driver_version'],
+        networking=params['networking'], additional_networks=params['additional_networks'], network_prefix=params['network_prefix'],
+        placement_policy=params['placement_policy'], compact_placement=params['compact_placement'],
+        reservation_affinity=params['reservation_affinity'], reservation=params['reservation'],
+        reservation_project=params['reservation_project'], reservation_block=params['reservation_block'],
+        provisioning=params['provisioning'], labels=params['labels'], autoupgrade=params['autoupgrade'],
+        cluster_planned=cluster_planned)
+
+
 def build_node_pool_plan(cluster, current_cluster, location, name, machine_type, node_count=2, autoscaling=None,
                          node_locations=None, accelerator_type=None, gpu_driver_version='LATEST', networking=None,
                          additional_networks=None, network_prefix=None, placement_policy=None, compact_placement=False,
@@ -122,6 +197,15 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     rdma = family.technology == families.RDMA
     if not name:
         raise PlanError('name: give the node pool name')
+    check_name(name, 'name', 'node pool')
+    check_name(cluster, 'cluster', 'cluster')
+    check_location(location)
+    if node_count is not None and int(node_count) < 0:
+        # NodePool.initialNodeCount is a count of VMs per zone: GKE refuses a negative one with 400 INVALID_ARGUMENT
+        # (gcloud's node-pools create --num-nodes is a plain int, so the server decides; the sandbox refuses it too).
+        raise PlanError('node_count: %d nodes; give 0 or more nodes per zone' % int(node_count))
+    check_node_locations(node_locations, location)
+    check_reservation_names(reservation, reservation_project, reservation_block)
     if current_cluster is None and not cluster_planned:
         raise PlanError('cluster: %s does not exist in %s; create it first (gke_gpudirect_cluster)' % (cluster, location))
     if current_cluster is None:

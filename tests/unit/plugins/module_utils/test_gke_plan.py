@@ -9,6 +9,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import f
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, busy_operation
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
 
 CONFIG = {'defaultClusterVersion': '1.29.3-gke.1093000',
           'validMasterVersions': ['1.34.8-gke.1278000', '1.30.4-gke.1129000', '1.29.4-gke.1541999', '1.29.3-gke.1093000']}
@@ -86,3 +87,60 @@ def test_seed_003_networks_in_nic_order():
     flags = re.findall(r'--additional-node-network network=PREFIX-net-(\d),subnetwork=PREFIX-sub-(\d)', text)
     assert [(int(n), int(s)) for n, s in flags] == [(n, n) for n in range(1, 9)]
     assert gke.gke_additional_networks('a3-megagpu-8g', 'PREFIX') == [('PREFIX-net-%d' % n, 'PREFIX-sub-%d' % n) for n in range(1, 9)]
+
+
+# The checks gpudirect_plan and the modules share (before these, GKE's 400 was the first to say).
+POOL = dict(cluster='mega', current_cluster=None, location='us-central1-a', name='mega-gpu', machine_type='a3-megagpu-8g',
+            network_prefix='mega', cluster_planned=True)
+
+
+@pytest.mark.parametrize('name, ok', [('a3mega', True), ('a' * 40, True), ('a' * 41, False), ('Bad_Name', False), ('1abc', False),
+                                      ('abc-', False), ('a', True)])
+def test_cluster_names_as_gke_takes_them(name, ok):
+    if ok:
+        assert gke_cluster.build_cluster_plan(name, 'us-central1-a', 'a3-megagpu-8g', version='1.33.5-gke.1308000').name == name
+    else:
+        with pytest.raises(common.PlanError, match=r"^cluster: .* is not a valid cluster name"):
+            gke_cluster.build_cluster_plan(name, 'us-central1-a', 'a3-megagpu-8g', version='1.33.5-gke.1308000')
+
+
+def test_version_offered_by_server_config():
+    params = {'cluster': 'mega', 'location': 'us-central1-a', 'machine_type': 'a3-megagpu-8g', 'cluster_mode': 'standard',
+              'multi_networking': True, 'network': None, 'subnetwork': None, 'default_pool_node_count': 3, 'autoupgrade': False,
+              'wait_timeout': 1800}
+    for version in ('1.34.8-gke.1278000', '1.34', '1.34.8', 'latest'):
+        assert gke_cluster.plan_from_params(dict(params, version=version), CONFIG).version == version
+    with pytest.raises(common.PlanError, match='^version: 1.99.0-gke.1 is not offered in us-central1-a'):
+        gke_cluster.plan_from_params(dict(params, version='1.99.0-gke.1'), CONFIG)
+    with pytest.raises(common.PlanError, match='^version: 1.26.1-gke.1 is older than'):   # the floor, before the offer
+        gke_cluster.plan_from_params(dict(params, version='1.26.1-gke.1'), CONFIG)
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'node_count': -1}, '^node_count: -1 nodes; give 0 or more'),
+    ({'name': 'Pool_1'}, "^name: 'Pool_1' is not a valid node pool name"),
+    ({'cluster': 'Bad_Name'}, "^cluster: 'Bad_Name' is not a valid cluster name"),
+    ({'location': 'Central'}, "^location: 'Central' is neither a zone"),
+    ({'node_locations': ['us-east4-a']}, '^node_locations: us-east4-a is not in us-central1, the region of the cluster'),
+    ({'node_locations': ['central-a']}, "^node_locations: 'central-a' is not a zone name"),
+    ({'reservation': 'Bad_Name!'}, "^reservation: 'Bad_Name!' is not a valid Compute Engine name"),
+    ({'reservation': 'r1', 'reservation_block': 'Block 1', 'reservation_project': 'p-123456'}, "^reservation_block: 'Block 1'"),
+    ({'reservation': 'r1', 'reservation_project': 'My Project'}, "^reservation_project: 'My Project' is not a valid project ID"),
+])
+def test_node_pool_inputs_refused_before_the_api(change, message):
+    with pytest.raises(common.PlanError, match=message):
+        gke_node_pool.build_node_pool_plan(**dict(POOL, **change))
+
+
+def test_node_pool_zero_nodes_and_zones_of_a_regional_cluster_are_taken():
+    params = dict(POOL)
+    params.update(node_count=0, location='us-central1', node_locations=['us-central1-c'])
+    plan = gke_node_pool.build_node_pool_plan(**params)
+    assert plan.body['initialNodeCount'] == 0 and plan.body['locations'] == ['us-central1-c']
+
+
+def test_the_modules_take_their_argument_specs_from_module_utils():
+    """gpudirect_plan validates the stages with these same dicts, so a module option cannot drift from the plan's."""
+    from ansible_collections.aiinfra.gpudirect.plugins.modules import gke_gpudirect_cluster, gke_gpudirect_node_pool
+    assert gke_gpudirect_cluster.ARGUMENT_SPEC is gke_cluster.ARGUMENT_SPEC
+    assert gke_gpudirect_node_pool.ARGUMENT_SPEC is gke_node_pool.ARGUMENT_SPEC

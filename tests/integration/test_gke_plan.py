@@ -1,0 +1,151 @@
+"""Bad input to the GKE playbooks: refused by their first task (gpudirect_plan) with the playbook variable named,
+before anything is created.
+
+Each case is one real run of a GKE playbook (no --check, no --tags: every stage would run) against one sandbox, in
+its own project, and asserts: the run fails at the plan step, every expected message is in it (cases that touch
+different stages are grouped, as the plan reports every stage's problem at once), and the sandbox's request log has
+no mutating request (Compute or Container) for that project. The runs go four at a time.
+"""
+
+import concurrent.futures
+import re
+
+import yaml
+
+from playbook_runner import ansible_playbook, collection_root
+from sandbox import Sandbox
+from sandbox.client import SandboxClient
+
+MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
+PLAN_TASK = "Check every stage's input before anything is created]"
+TCPXO_NETWORKS = [{'network': 'other-net-%d' % n, 'subnetwork': 'other-sub-%d' % n} for n in range(1, 4)]
+
+# (case id, playbook, extra vars, texts the message must hold: each names the variable, then what is wrong)
+CASES = [
+    # The trial's four defects: a version below the floor (the networks were made first), a cluster name only the
+    # server refused, a reservation that cannot exist (networks and cluster made first), a negative node count.
+    ('version-floor+reservation-name', 'gke_a3mega.yml', {'gpudirect_gke_version': '1.26.1-gke.1', 'gpudirect_reservation': 'Bad_Name!'},
+     ['gpudirect_gke_version: 1.26.1-gke.1 is older than', "gpudirect_reservation: 'Bad_Name!' is not a valid Compute Engine name"]),
+    ('cluster-name', 'gke_a3mega.yml', {'gpudirect_cluster': 'Bad_Name'},
+     ["gpudirect_cluster: 'Bad_Name' is not a valid cluster name",
+      "gpudirect_network_prefix (unset: from gpudirect_cluster): 'Bad_Name-net-1' is not a valid Compute Engine name",
+      "gpudirect_node_pool (unset: from gpudirect_cluster): 'Bad_Name-gpu' is not a valid node pool name"]),
+    ('count-negative+version-not-offered', 'gke_a3mega.yml', {'gpudirect_node_count': -1, 'gpudirect_gke_version': '1.99.0-gke.1'},
+     ['gpudirect_node_count: -1 nodes; give 0 or more', 'gpudirect_gke_version: 1.99.0-gke.1 is not offered in us-central1-a']),
+    ('count-text', 'gke_a3high.yml', {'gpudirect_node_count': 'two'}, ["gpudirect_node_count: 'two' is not a whole number"]),
+    # Reads: the reservation in the node zone, the zone itself, the cluster's location.
+    ('reservation-missing', 'gke_a3high.yml', {'gpudirect_reservation': 'no-such-reservation'},
+     ["gpudirect_reservation: 'no-such-reservation' does not exist in us-central1-a"]),
+    ('node-zone-unknown', 'gke_a3mega.yml', {'gpudirect_node_location': 'us-central1-z'},
+     ['gpudirect_node_location: a3-megagpu-8g is not offered in zone us-central1-z']),
+    ('node-zone-other-region', 'gke_a3mega.yml', {'gpudirect_node_location': 'us-east4-a'},
+     ['gpudirect_node_location: us-east4-a is not in us-central1, the region of the cluster']),
+    ('node-zone-not-a-zone+location-unknown', 'gke_a4.yml', {'gpudirect_node_location': 'Central', 'gpudirect_location': 'mars-north9'},
+     ["gpudirect_node_location: 'Central' is not a zone name", 'gpudirect_location: mars-north9 is not a Kubernetes Engine location']),
+    # An existing cluster the cluster module would refuse to adopt (made before the run without Dataplane V2: see
+    # make_existing_resources).
+    ('existing-cluster-without-dataplane-v2', 'gke_a3mega.yml', {'gpudirect_cluster': 'legacy'},
+     ['gpudirect_cluster: legacy exists in us-central1-a but cannot carry GPUDirect-TCPXO node pools',
+      'networkConfig.datapathProvider: LEGACY_DATAPATH']),
+    # An existing pool that differs in fields only a new pool fixes (made before the run: see make_existing_resources).
+    ('existing-pool-immutable', 'gke_a3ultra.yml', {},
+     ['gpudirect_node_pool (unset: from gpudirect_cluster): node pool a3ultra-gpu exists and differs in fields the API cannot change',
+      'config.gpuDirectConfig (now None', 'config.spot (now True']),
+    # The machine type: not one of the GKE GPUDirect types.
+    ('machine-type-not-gke', 'gke_a3high.yml', {'gpudirect_machine_type': 'a3-edgegpu-8g'},
+     ['gpudirect_machine_type: a3-edgegpu-8g is not one of']),
+    # The Kubernetes roles' variables, rendered as the roles' first tasks render them.
+    ('role-networks-count', 'gke_a3mega.yml', {'gke_gpudirect_networks': TCPXO_NETWORKS},
+     ['gke_gpudirect_networks: GPUDirect-TCPXO needs 8 data VPCs']),
+    ('role-compute-class-name+rdma-networking', 'gke_a3ultra.yml', {'gpudirect_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'Bad_Class'},
+     ["gke_rdma_compute_class: 'Bad_Class' is not a valid ComputeClass name"]),
+]
+
+
+def project_of(case):
+    return 'gke-plan-case-%02d' % [c for c, _p, _e, _x in CASES].index(case)
+
+
+def make_existing_resources(sandbox):
+    """What the existing-* cases find: a cluster made without --enable-dataplane-v2, and a Dataplane V2 cluster whose
+    GPU pool was made as a spot pool without GPUDirect RDMA."""
+    api = SandboxClient(sandbox.url)
+    api.must('POST', '/v1/projects/%s/locations/us-central1-a/clusters' % project_of('existing-cluster-without-dataplane-v2'),
+             {'cluster': {'name': 'legacy', 'initialClusterVersion': '1.33.5-gke.1308000',
+                          'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}})
+    clusters = '/v1/projects/%s/locations/us-central1-b/clusters' % project_of('existing-pool-immutable')
+    api.must('POST', clusters, {'cluster': {
+        'name': 'a3ultra', 'initialClusterVersion': '1.34.8-gke.1278000', 'resourceLabels': {'aiinfra-gpudirect': 'managed'},
+        'networkConfig': {'datapathProvider': 'ADVANCED_DATAPATH', 'enableMultiNetworking': True},
+        'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}})
+    api.must('POST', clusters + '/a3ultra/nodePools', {'nodePool': {
+        'name': 'a3ultra-gpu', 'initialNodeCount': 1, 'locations': ['us-central1-b'],
+        'config': {'machineType': 'a3-ultragpu-8g', 'spot': True}}})
+
+
+def run_every_case():
+    """{case id: (CompletedProcess, mutating requests of its project)}: every case run once, four at a time."""
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    try:
+        make_existing_resources(sandbox)
+        since = len(sandbox.request_log())
+
+        def run(case_row):
+            case, playbook, extra, _expected = case_row
+            extra = dict(extra, gpudirect_read_nodes=False)
+            return case, ansible_playbook(sandbox, playbook, extra, project=project_of(case), timeout=300)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            results = dict(pool.map(run, CASES))
+        log = sandbox.request_log()[since:]
+    finally:
+        sandbox.stop()
+    runs = {}
+    for case, _playbook, _extra, _expected in CASES:
+        marker = '/projects/%s/' % project_of(case)
+        runs[case] = (results[case], [entry for entry in log if entry['method'] in MUTATING and marker in entry['path']])
+    return runs
+
+
+def test_bad_gke_input_is_refused_by_the_plan_step_before_anything_is_written():
+    """One test over the whole table (one sandbox, runs in parallel); every failing case is listed with what went wrong."""
+    failures = []
+    runs = run_every_case()
+    for case, (result, written) in runs.items():
+        expected = {c: x for c, _p, _e, x in CASES}[case]
+        refusal = re.search(r'fatal: \[localhost\]: FAILED! => (\{.*\})', result.stdout)
+        last_task = result.stdout.split('fatal:')[0].rsplit('TASK [', 1)[-1]
+        if result.returncode == 0 or not refusal:
+            failures.append('%s: not refused (rc %s): %s' % (case, result.returncode, result.stdout[-800:] + result.stderr[-800:]))
+        elif not last_task.startswith(PLAN_TASK):
+            failures.append('%s: refused by a later task: %s' % (case, last_task[:200]))
+        else:
+            for text in expected:
+                if text not in refusal.group(1):
+                    failures.append('%s: message %s does not hold %r' % (case, refusal.group(1)[:900], text))
+        if written:
+            failures.append('%s: %d mutating requests: %s' % (case, len(written), [(e['method'], e['path']) for e in written[:3]]))
+    assert failures == [], '\n'.join(failures)
+    for case, (result, _written) in runs.items():
+        print(case, re.search(r'"problems": (\[.*?\])', result.stdout).group(1))
+
+
+def test_the_plan_steps_stage_options_match_the_gke_tasks():
+    """The plan step passes the cluster and node pool stages the options their tasks pass to the modules (an option a
+    task passes and the plan does not, or the reverse, would check something else than what runs), and names a
+    playbook variable for each."""
+    plays = yaml.safe_load((collection_root() / 'playbooks' / 'gke_cluster.yml').read_text(encoding='utf-8'))
+    tasks = plays[0]['tasks']
+    plan = tasks[0]['aiinfra.gpudirect.gpudirect_plan']
+    module_options = {}
+    for task in tasks:
+        for module in ('gke_gpudirect_cluster', 'gke_gpudirect_node_pool', 'gce_gpudirect_network'):
+            if 'aiinfra.gpudirect.' + module in task:
+                module_options[module] = set(task['aiinfra.gpudirect.' + module])
+    assert set(plan['cluster']) == module_options['gke_gpudirect_cluster']
+    # node_pool and network are expressions (null when their tag does not run): their keys are the quoted names.
+    for stage, module in (('node_pool', 'gke_gpudirect_node_pool'), ('network', 'gce_gpudirect_network')):
+        assert set(re.findall(r"'(\w+)': ", plan[stage])) == module_options[module], stage
+        assert set(plan['variables'][stage]) >= module_options[module], stage
+    assert set(plan['variables']['cluster']) >= module_options['gke_gpudirect_cluster']
+    assert tasks[0]['tags'] == ['always']

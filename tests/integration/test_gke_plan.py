@@ -57,6 +57,8 @@ CASES = [
     # The Kubernetes roles' variables, rendered as the roles' first tasks render them.
     ('role-networks-count', 'gke_a3mega.yml', {'gke_gpudirect_networks': TCPXO_NETWORKS},
      ['gke_gpudirect_networks: GPUDirect-TCPXO needs 8 data VPCs']),
+    ('role-plugin-image', 'gke_a3high.yml', {'gke_gpudirect_plugin_image': 'Bad Image:'},
+     ["gke_gpudirect_plugin_image: 'Bad Image:' is not an image reference the kubelet can pull"]),
     ('role-compute-class-name+rdma-networking', 'gke_a3ultra.yml', {'gpudirect_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'Bad_Class'},
      ["gke_rdma_compute_class: 'Bad_Class' is not a valid ComputeClass name"]),
 ]

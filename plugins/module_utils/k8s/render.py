@@ -59,11 +59,31 @@ def load_manifest(relative):
         return [doc for doc in yaml.safe_load_all(handle) if doc]
 
 
+# An image reference as the kubelet parses it (github.com/distribution/reference, regexp.go: domain, path components,
+# tag, digest); a Pod whose image does not parse stays in InvalidImageName, which the API server does not refuse.
+_DOMAIN_PART = r'(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])'
+_PATH_PART = r'[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*'
+IMAGE_REFERENCE = re.compile(r'^(?:%s(?:\.%s)*(?::[0-9]+)?/)?%s(?:/%s)*(?::[\w][\w.-]{0,127})?'
+                             r'(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?$'
+                             % (_DOMAIN_PART, _DOMAIN_PART, _PATH_PART, _PATH_PART))
+
+
+def check_image(image, field):
+    """``image`` when the kubelet can parse it, else a RenderError naming ``field``."""
+    name = str(image).split('@', 1)[0]
+    if ':' in name.rsplit('/', 1)[-1]:
+        name = name.rsplit(':', 1)[0]
+    if not IMAGE_REFERENCE.match(str(image)) or len(name) > 255:   # the reference's 255-character limit is the name's
+        raise RenderError('%s: %r is not an image reference the kubelet can pull (its Pods would stay in InvalidImageName); give '
+                          'REGISTRY/PATH:TAG or REGISTRY/PATH@sha256:DIGEST, or leave it empty for the catalog\'s image' % (field, image))
+    return image
+
+
 def _technology(technology, allowed):
     try:
         tech = check_technology(technology)
     except ValueError as exc:
-        raise RenderError('technology: %s' % exc) from None
+        raise RenderError(str(exc)) from None   # it names the field already
     if tech not in allowed:
         raise RenderError('technology: %s is not handled here; choose one of: %s' % (tech, choices_text(allowed)))
     return tech
@@ -212,7 +232,7 @@ def gke_daemonsets(technology, node_pool=None, plugin_image=None):
     tech = _technology(technology, ('TCPXO', 'TCPX'))
     stack = gke_stack(tech)
     installer = load_manifest(INSTALLER_MANIFESTS[tech])[0]
-    image = plugin_image or version_pair(tech, platform=GKE).plugin_image
+    image = check_image(plugin_image, 'plugin_image') if plugin_image else version_pair(tech, platform=GKE).plugin_image
     _container(installer['spec']['template']['spec'], stack.installer.name, INSTALLER_MANIFESTS[tech])['image'] = image
     nri = load_manifest(NRI_MANIFEST)[0]
     for daemonset in (installer, nri):

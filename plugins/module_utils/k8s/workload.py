@@ -18,7 +18,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.gke impo
     GKE_RDMA, GKE_SHARED_MEMORY, gke_pod_annotations, gke_stack, nccl_env,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import version_pair
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError, _technology, gke_family
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError, _technology, check_image, gke_family
 
 GPU_RESOURCE = 'nvidia.com/gpu'
 RDMA_CLAIM_NAME = 'rdma'
@@ -149,7 +149,7 @@ def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=N
     volumes = [{'name': name, 'emptyDir': {}} if path is None else {'name': name, 'hostPath': {'path': path}} for name, path in stack.volumes]
     shm_volume, shm_mount = _shared_memory(shared_memory_limit)
     daemon = {
-        'name': stack.daemon_container, 'image': daemon_image or version_pair(tech, platform=GKE).rxdm_image, 'imagePullPolicy': 'Always',
+        'name': stack.daemon_container, 'image': check_image(daemon_image, 'daemon_image') if daemon_image else version_pair(tech, platform=GKE).rxdm_image, 'imagePullPolicy': 'Always',
         'command': list(stack.daemon_command),
         'securityContext': {'capabilities': {'add': list(stack.daemon_capabilities)}},
         'volumeMounts': [{'name': n, 'mountPath': p, **({'readOnly': True} if ro else {})} for n, p, ro in stack.daemon_mounts],

@@ -510,3 +510,27 @@ def test_rdma_installer_differs_from_the_vendor_only_in_node_selection():
     assert ours == vendor
     for minor in MINORS['RDMA']:
         kubernetes_validate.validate(render.rdma_installer_daemonset(node_pool='manual'), minor, strict=True)
+
+
+@pytest.mark.parametrize('image', ['nginx', 'localhost:5000/team/nccl:v1.2', 'us-docker.pkg.dev/p/r/nccl-plugin:v1.0.15',
+                                   'r.example/a/b@sha256:' + 'a' * 64, 'r.example/a/b:v1@sha256:' + 'f' * 64])
+def test_image_references_the_kubelet_parses_are_kept(image):
+    (installer, _nri) = render.gke_daemonsets('TCPXO', plugin_image=image)
+    spec = installer['spec']['template']['spec']
+    assert image in [c['image'] for c in spec.get('initContainers', []) + spec['containers']]
+
+
+@pytest.mark.parametrize('image', ['Bad Image:', 'r.example/UPPER/case:1', 'a:b:c', 'r.example/a@sha256:12', 'a/' + 'b' * 260])
+def test_image_references_the_kubelet_refuses_are_refused_by_name(image):
+    with pytest.raises(RenderError, match=r"^plugin_image: .* is not an image reference the kubelet can pull"):
+        render.gke_daemonsets('TCPXO', plugin_image=image)
+    with pytest.raises(RenderError, match=r"^daemon_image: "):
+        workload.gpudirect_workload({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'},
+                                     'spec': {'containers': [{'name': 'c', 'image': 'x', 'resources': {'limits': {'nvidia.com/gpu': 8}}}]}},
+                                    'TCPXO', daemon_image=image)
+
+
+def test_an_unknown_technology_is_named_once():
+    with pytest.raises(RenderError) as raised:
+        render.gke_daemonsets('TCPZ')
+    assert str(raised.value).startswith("technology: unknown GPUDirect technology 'TCPZ'") and str(raised.value).count('technology:') == 1

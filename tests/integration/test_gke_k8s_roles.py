@@ -89,8 +89,9 @@ class Live:
         self.kube(cluster).write_kubeconfig(path, context=cluster, token='sandbox-token')
         return path
 
-    def play(self, cluster, role, variables, check=False):
-        """Run one role in a play against ``cluster``; returns (CompletedProcess, recap counts)."""
+    def play(self, cluster, role, variables, check=False, diff=False):
+        """Run one role in a play against ``cluster`` (``check``, ``diff``: with --check, --diff); returns (CompletedProcess,
+        recap counts)."""
         kubeconfig = self.kubeconfig(cluster)
         plays = [{'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
                   # The roles read through the kubernetes.core.k8s lookup, which module_defaults do not reach.
@@ -98,7 +99,7 @@ class Live:
                            'gke_rdma_kubeconfig': kubeconfig},
                   'module_defaults': {'group/kubernetes.core.k8s': {'kubeconfig': kubeconfig}},
                   'tasks': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role}}]}]
-        return self._run(plays, ['-e', json.dumps(variables)] + (['--check'] if check else []))
+        return self._run(plays, ['-e', json.dumps(variables)] + (['--check'] if check else []) + (['--diff'] if diff else []))
 
     def cases(self, cluster, role, cases):
         """Run the role once per variables in ``cases``, each in its own play of ONE ansible-playbook run (a run costs
@@ -178,10 +179,15 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
     store = live.kube().store
     cleaned = False
     try:
-        # 1. Check mode: changed, nothing stored.
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(), check=True)
+        # 1. Check mode: changed, nothing stored; --diff shows each object that would be created (kubernetes.core nests
+        #    the diffs of several objects in its result, the role prints them).
+        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(), check=True, diff=True)
         ok(run)
         assert counts['changed'] > 0 and counts['failed'] == 0
+        diffs = task_output(run, 'The diff of each object applied')
+        for name in ('DaemonSet/nccl-tcpxo-installer', 'DaemonSet/device-injector', 'Network/vpc8', 'GKENetworkParamSet/vpc1'):
+            assert '"%s": {' % name in diffs, diffs[:3000]
+        assert '"after"' in diffs and 'gpud-net-8' in diffs, diffs[:3000]
         assert store.get('networks.networking.gke.io', 'vpc1') is None
         assert store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
 

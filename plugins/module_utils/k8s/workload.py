@@ -148,8 +148,9 @@ def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=N
     result = copy.deepcopy(obj)
     volumes = [{'name': name, 'emptyDir': {}} if path is None else {'name': name, 'hostPath': {'path': path}} for name, path in stack.volumes]
     shm_volume, shm_mount = _shared_memory(shared_memory_limit)
+    image = check_image(daemon_image, 'daemon_image') if daemon_image else version_pair(tech, platform=GKE).rxdm_image
     daemon = {
-        'name': stack.daemon_container, 'image': check_image(daemon_image, 'daemon_image') if daemon_image else version_pair(tech, platform=GKE).rxdm_image, 'imagePullPolicy': 'Always',
+        'name': stack.daemon_container, 'image': image, 'imagePullPolicy': 'Always',
         'command': list(stack.daemon_command),
         'securityContext': {'capabilities': {'add': list(stack.daemon_capabilities)}},
         'volumeMounts': [{'name': n, 'mountPath': p, **({'readOnly': True} if ro else {})} for n, p, ro in stack.daemon_mounts],

@@ -313,15 +313,20 @@ class PoolRunner:
         self.path = common.node_pool_path(self.location, self.cluster, self.name)
         self.target = 'clusters/%s/nodePools/%s' % (self.cluster, self.name)
 
-    def run(self, method, path, action, body=None, target=None, wait=True):
+    @staticmethod
+    def capacity_named(action, call):
+        """call(), its capacity or quota error raised as a PlanError that names it and what to try instead."""
         try:
-            return self.container.run(method, path, action, body=body, timeout=self.params['wait_timeout'], progress=self.progress,
-                                      target=target, wait=wait)
+            return call()
         except GcpError as exc:
             message = common.capacity_message(exc, action)
             if message:
                 raise PlanError(message) from None
             raise
+
+    def run(self, method, path, action, body=None, target=None, wait=True):
+        return self.capacity_named(action, lambda: self.container.run(method, path, action, body=body, timeout=self.params['wait_timeout'],
+                                                                      progress=self.progress, target=target, wait=wait))
 
     def create(self, body, wait=True):
         self.run('POST', '%s/clusters/%s/nodePools' % (self.location, self.cluster), 'create node pool %s' % self.name,
@@ -335,13 +340,8 @@ class PoolRunner:
         operation = self.container.newest_operation(self.location, self.target, action, running=True)
         if operation is not None:
             self.progress(operation)
-            try:
-                self.container.wait(operation, action, timeout=self.params['wait_timeout'], progress=self.progress)
-            except GcpError as exc:
-                message = common.capacity_message(exc, action)
-                if message:
-                    raise PlanError(message) from None
-                raise
+            self.capacity_named(action, lambda: self.container.wait(operation, action, timeout=self.params['wait_timeout'],
+                                                                    progress=self.progress))
         return self.read()
 
     def delete(self):
@@ -423,10 +423,9 @@ def main():
             if not module.check_mode:
                 runner.create(plan.body, wait=params['wait'])
         result['nodes'] = []
-        if not module.check_mode and not params['wait']:
-            current = runner.read()   # as GKE accepted it: PROVISIONING after a create
-        elif not module.check_mode:
-            current = runner.read()
+        if not module.check_mode:
+            current = runner.read()   # with wait: false, as GKE accepted it (PROVISIONING after a create)
+        if not module.check_mode and params['wait']:
             if current.get('status') in ('ERROR', 'RUNNING_WITH_ERROR'):
                 what = 'node pool %s is %s' % (params['name'], current['status'])
                 message = current.get('statusMessage') or 'no status message'

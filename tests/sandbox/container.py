@@ -554,7 +554,7 @@ def _pool_operation(call, where, operation_type, fields):
 @handles('container.projects.locations.clusters.nodePools.setSize', 'container.projects.zones.clusters.nodePools.setSize')
 def set_node_pool_size(call):
     """nodePools.setSize: ``nodeCount`` becomes the pool's size when the operation is DONE (kept in
-    ``initialNodeCount``, as the sandbox keeps a pool's size; the value is not checked beyond the schema)."""
+    ``initialNodeCount``, as the sandbox keeps a pool's size; a negative one is refused as at creation)."""
     _check_node_count((call.body or {}).get('nodeCount') or 0, 'SetNodePoolSizeRequest.node_count')
     return _pool_operation(call, Where(call), 'SET_NODE_POOL_SIZE', {'initialNodeCount': int((call.body or {}).get('nodeCount') or 0)})
 

@@ -355,5 +355,13 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         assert 'case 0 failed' in mismatch and 'no node matches cloud.google.com/gke-accelerator in (nvidia-b200)' in mismatch
         assert 'case 1 failed' not in cleanup, cleanup[-3000:]
         assert live.kube('rdma').store.get('resourceclaimtemplates.resource.k8s.io', 'all-mrdma', 'default') is None
+        # gke_gpudirect on this cluster, made without --enable-multi-networking: refused before anything is applied, and
+        # its delete leaves the kinds the cluster does not serve alone.
+        no_multi_network, deleted = live.cases('rdma', 'gke_gpudirect', [_tcpxo(), _tcpxo(gke_gpudirect_state='absent')])
+        assert 'case 0 failed' in no_multi_network and (
+            'the cluster has no multi-networking (CRD networks.networking.gke.io, gkenetworkparamsets.networking.gke.io missing)'
+            in no_multi_network), no_multi_network[-3000:]
+        assert live.kube('rdma').store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
+        assert 'case 1 failed' not in deleted, deleted[-3000:]
     finally:
         ok(live.gcloud('container', 'clusters', 'delete', 'rdma', '--zone=' + RDMA_ZONE, '--quiet'))

@@ -41,6 +41,8 @@ setup() {
         echo "dependencies already installed ($VENV)"
     fi
     get_pip_standin "$VENV" || return 1
+    # The real Kubernetes control plane of the GKE and OpenShift tests (built once per machine, then copied).
+    bash "$ROOT/tests/controlplane/build.sh" || return 1
     # The collection as ansible-test and Python imports expect it: .../ansible_collections/aiinfra/gpudirect.
     # A copy (not a symlink): ansible-test resolves the real path of the working directory.
     rm -rf "$COLLECTION_DIR" && mkdir -p "$COLLECTION_DIR"

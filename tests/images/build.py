@@ -13,8 +13,6 @@ Images:
   localhost/aiinfra-standin/rxdm-never-ready:latest  an RxDM that never gets ready (rxdm/)
   <catalog plugin image refs>                        plugin image stand-ins (installer/): the installer, the NCCL
                                                      test container's daemon / shell and its synthetic nccl-tests scripts
-  localhost/aiinfra-standin/kube-pod:latest          every Pod container of the Kubernetes API stand-in
-                                                     (kube-pod/; tests/sandbox/kube/exec.py)
 """
 
 import hashlib
@@ -34,7 +32,6 @@ STANDIN = 'localhost/aiinfra-standin'
 BASE = STANDIN + '/debian-minbase:bookworm'
 COS = STANDIN + '/cos:latest'
 NEVER_READY = STANDIN + '/rxdm-never-ready:latest'
-KUBE_POD = STANDIN + '/kube-pod:latest'
 DEBIAN_MIRROR = 'http://deb.debian.org/debian'
 # Stand-in values the vendor images would carry; only their presence is tested, not the numbers.
 PLUGIN_BANNERS = {'TCPX': 'NET/GPUDirectTCPX ver. 3.1.1', 'TCPXO': 'NET/FasTrak ver. 1.0.13'}
@@ -112,14 +109,9 @@ def build_base():
     print('images: built %s in %.1f s' % (BASE, time.monotonic() - started))
 
 
-def build_kube_pod():
-    build(HERE / 'kube-pod', [KUBE_POD], {'STANDIN_BASE': BASE})
-
-
 def main():
     families = load_families()
     build_base()
-    build_kube_pod()
     build(HERE / 'cos', [COS], {}, network_host=True)
     for tech, stack in families.HOST_STACKS.items():
         pairs = [p for p in families.VERSION_PAIRS if p.technology == tech]

@@ -33,6 +33,8 @@ from .operations import start_container_operation
 from .registry import handles
 from .store import COMPUTE_LINK, CONTAINER_LINK, container_time
 
+UNSERVED_ENDPOINT = '127.0.0.1:1'
+
 _NAME = re.compile(r'^[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?$')
 _DEFAULT_SCOPES = ['https://www.googleapis.com/auth/devstorage.read_only', 'https://www.googleapis.com/auth/logging.write',
                    'https://www.googleapis.com/auth/monitoring', 'https://www.googleapis.com/auth/service.management.readonly',
@@ -374,7 +376,10 @@ def create_cluster(call):
         'initialClusterVersion': version,
         'currentMasterVersion': version,
         'currentNodeVersion': version,
-        'endpoint': '34.%d.%d.%d' % (30 + serial // 65536 % 200, serial // 256 % 256, serial % 256 or 1),
+        # SIMULATION (the control plane's address).  Real GKE gives a public or private IP (port 443).  The sandbox
+        # hands out loopback only: a closed port (1, tcpmux, which nothing serves here) until a cluster of
+        # tests/sandbox/kube (--gke-clusters) comes alive and kube/gke.py writes its API server's 127.0.0.1:PORT.
+        'endpoint': UNSERVED_ENDPOINT,
         'masterAuth': {'clusterCaCertificate': _FAKE_CA},
         'status': 'PROVISIONING',
         'createTime': container_time(call.now),

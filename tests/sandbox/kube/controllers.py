@@ -39,24 +39,18 @@ import uuid
 import yaml
 
 from . import autoprovisioning, errors
-from .store import now_rfc3339
-from ..collection import collection_module
+from .apistore import now_rfc3339
 
-TICK = 0.25
+TICK = 0.5
 # The built-in controllers in the order one pass runs them (names for pause()/resume()); GKE's run first,
 # on GKE clusters only.
-GKE_CONTROLLERS = ('gke-installs', 'nodes-from-pools', 'gke-networks')
-CONTROLLERS = ('daemonsets', 'deployments', 'jobs', 'garbage-collect-pods', 'schedule', 'kubelet')
-# GKE's cluster autoscaler runs after the scheduler has judged every Pod (it acts on Pods left unschedulable).
-GKE_AFTER_SCHEDULING = ('node-auto-provisioning',)
-POLL_INTERVAL = 1.0
+GKE_CONTROLLERS = ('gke-installs', 'nodes-from-pools', 'dranet-slices', 'gke-networks', 'node-auto-provisioning')
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds'
 _RANDOM_CHARS = 'bcdfghjklmnpqrstvwxz2456789'   # k8s.io/apimachinery/pkg/util/rand: no vowels, no 0/1/3
 
 
-def load_families():
-    """The collection's catalog of machine types (plugins/module_utils/catalog/families.py)."""
-    return collection_module('plugins.module_utils.catalog.families')
+# What a kubelet reports of its machine (the stand-in writes these; kwok the conditions and heartbeats).
+NODE_STATUS_FIELDS = ('capacity', 'allocatable', 'addresses', 'nodeInfo')
 
 
 def _suffix(seed, length=5):
@@ -210,11 +204,9 @@ class SystemWrites:
 class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-attributes
     """See the module docstring."""
 
-    def __init__(self, cluster, runtime, ready_delay=0.3, tick=TICK):
+    def __init__(self, cluster, tick=TICK):
         self.cluster = cluster
         self.store = cluster.store
-        self.runtime = runtime
-        self.ready_delay = ready_delay
         self.tick = tick
         self.gke = None            # (cluster dict, [pool dicts], project) from the Container API sandbox
         self.node_pools = None     # gke.NodePools: node pool auto-creation's way into the Container API sandbox
@@ -222,23 +214,13 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self._events = None
         self._thread = None
-        self._first_seen = {}      # pod uid -> when the stand-in kubelet first saw it bound
-        self._starting = {}        # pod uid -> thread starting its containers
-        self._started = {}         # pod uid -> {container: ContainerState}
-        self._known_pods = {}      # pod uid -> pod (to remove containers of deleted pods)
-        self._last_poll = {}       # pod uid -> when its containers' states were last read
         self.errors = []
         self.extra = []            # reconcilers added with add(), run after the built-in ones
         self.paused = set()        # controller names pause() stopped
-        # The containers' cluster label: unique per stand-in cluster, since two sandboxes (pytest-xdist
-        # workers) may each have a cluster of the same name and must not remove each other's containers.
-        self.runtime_key = '%s@%d-%s' % (cluster.key, os.getpid(), uuid.uuid4().hex[:8])
 
     # lifecycle ---------------------------------------------------------------------------------
     def start(self):
-        self._events = self.store.subscribe()
         self._thread = threading.Thread(target=self._loop, name='kube-controllers-%s' % self.cluster.key, daemon=True)
         self._thread.start()
         return self
@@ -247,12 +229,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
-            self._thread.join(timeout=10)
-        if self._events is not None:
-            self.store.unsubscribe(self._events)
-        for thread in list(self._starting.values()):
-            thread.join(timeout=30)
-        self.runtime.remove_cluster(self.runtime_key)
+            self._thread.join(timeout=30)
 
     def set_gke(self, gke_cluster, pools, project):
         with self._lock:
@@ -274,7 +251,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         return reconcile
 
     def pause(self, name):
-        """Stop the controller ``name`` (one of CONTROLLERS, or an added function's ``__name__``) until resume()."""
+        """Stop the controller ``name`` (one of GKE_CONTROLLERS, or an added function's ``__name__``) until resume()."""
         with self._lock:
             self.paused.add(name)
 
@@ -288,22 +265,23 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             return name not in self.paused
 
     def _loop(self):
+        # Level-triggered, as the real controllers are: every pass reads what it needs from the API server and
+        # writes only what differs; a pass runs every TICK seconds, or at once when set_gke/add/resume wake it.
         while not self._stop.is_set():
-            try:
-                self._events.get(timeout=self.tick)
-                while True:   # drain: one reconcile covers every change so far
-                    self._events.get_nowait()
-            except queue.Empty:
-                pass
+            self._wake.wait(self.tick)
             if self._stop.is_set():
                 return
             self._wake.clear()
             try:
                 self.reconcile()
+            except (OSError, errors.KubeError) as error:
+                # The API server stopping under a pass (a cluster being deleted): the next pass, if any, retries.
+                if not self._stop.is_set():
+                    self.errors.append('%s: %s' % (type(error).__name__, error))
             except Exception:  # pylint: disable=broad-exception-caught
                 # A controller bug must not kill the loop silently; it is kept for tests to show.
                 self.errors.append(traceback.format_exc())
-                sys.stderr.write('kube stand-in controllers: %s\n' % self.errors[-1])
+                sys.stderr.write('kube simulation controllers: %s\n' % self.errors[-1])
 
     def reconcile(self):
         with self._lock:
@@ -312,20 +290,13 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             for name in GKE_CONTROLLERS:
                 if self._runs(name):
                     getattr(self, name.replace('-', '_'))(*gke)
-        for name in CONTROLLERS:
-            if self._runs(name):
-                getattr(self, name.replace('-', '_'))()
-        if gke is not None:
-            for name in GKE_AFTER_SCHEDULING:
-                if self._runs(name):
-                    getattr(self, name.replace('-', '_'))(*gke)
         for reconcile in extra:
             if self._runs(reconcile.__name__):
                 try:
                     reconcile(self.store)
                 except Exception:  # pylint: disable=broad-exception-caught
                     self.errors.append(traceback.format_exc())
-                    sys.stderr.write('kube stand-in controllers (%s): %s\n' % (reconcile.__name__, self.errors[-1]))
+                    sys.stderr.write('kube simulation controllers (%s): %s\n' % (reconcile.__name__, self.errors[-1]))
 
     # GKE ----------------------------------------------------------------------------------------
     def gke_installs(self, gke_cluster, pools, project):
@@ -392,33 +363,47 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             self._network_resources(node, pools)
             stored = self.store.get('nodes', name)
             if stored is None:
-                stored = self._create({key: value for key, value in node.items() if key != 'status'})
+                stored = self._create(node)
                 if stored is None:
                     continue
             desired_meta = {key: node['metadata'][key] for key in ('labels', 'annotations')}
-            if any(stored['metadata'].get(key) != value for key, value in desired_meta.items()) or stored.get('spec') != node['spec']:
+            if any(stored['metadata'].get(key) != value for key, value in desired_meta.items()) or \
+                    {key: stored['spec'].get(key) for key in node['spec']} != node['spec']:
                 changed = copy.deepcopy(stored)
                 changed['metadata'].update(desired_meta)
-                changed['spec'] = node['spec']
-                stored = self.store.update(changed) or stored
-            status = copy.deepcopy(node['status'])
-            created = stored['metadata']['creationTimestamp']
-            for condition in status['conditions']:
-                condition['lastHeartbeatTime'] = condition['lastTransitionTime'] = created
-            self._update_status(stored, status)
-            self._node_lease(stored)
+                changed['spec'].update(node['spec'])
+                stored = self._write_unless_stale(self.store.update, changed) or stored
+            # The kubelet's part of the status; kwok writes the rest (conditions, heartbeats, the kubelet endpoint).
+            status = {key: node['status'][key] for key in NODE_STATUS_FIELDS}
+            if {key: (stored.get('status') or {}).get(key) for key in NODE_STATUS_FIELDS} != status:
+                self._write_unless_stale(lambda obj, status=status: self.store.patch_status(obj, status), stored)
 
-    def _node_lease(self, node):
-        """SIMULATION (the kubelet's node lease).  Real: each kubelet keeps a Lease named after its Node in
-        kube-node-lease and renews it every 10 s.  The stand-in creates it once (owned by the Node, so it
-        goes with it) and never renews it (renewTime stays the Node's creation time)."""
-        name = node['metadata']['name']
-        if self.store.get('leases.coordination.k8s.io', name, 'kube-node-lease') is None:
-            created = node['metadata']['creationTimestamp'].replace('Z', '.000000Z')
-            self._create({'apiVersion': 'coordination.k8s.io/v1', 'kind': 'Lease',
-                          'metadata': {'name': name, 'namespace': 'kube-node-lease', 'ownerReferences': [
+    def dranet_slices(self, gke_cluster, pools, project):
+        """SIMULATION (GKE managed DRANET, seed 001).  Real: DRANET's node agent on each node labelled
+        cloud.google.com/gke-networking-dra-driver=true publishes a ResourceSlice of driver mrdma.google.com
+        listing the node's RDMA NICs, which the scheduler's DynamicResources plugin allocates claims from (seed
+        001's ``all-mrdma`` template asks for all of them).  The stand-in publishes one slice per such Node, pool
+        named after the Node, with one device per RDMA NIC of the machine type (RDMA_NICS, from the Compute
+        sandbox's machine data: its NIC family RDMA), owned by the Node so it goes with it.  Device names and
+        attributes are the stand-in's (DRANET's own are not in the seeds); the real scheduler allocates them."""
+        del gke_cluster, pools, project
+        if not self._serves('resourceslices.resource.k8s.io'):
+            return
+        nodes = {node['metadata']['name']: node for node in self.store.list('nodes', label_selector=DRANET_LABEL + '=true')}
+        slices = {item['spec'].get('nodeName'): item for item in self.store.list('resourceslices.resource.k8s.io')
+                  if item['spec'].get('driver') == DRANET_DRIVER}
+        for name, node in nodes.items():
+            if name in slices:
+                continue
+            machine_type = node['metadata']['labels'].get('node.kubernetes.io/instance-type')
+            count = RDMA_NICS if _machine(machine_type).get('nic_family') == 'RDMA' else 0
+            self._create({'apiVersion': 'resource.k8s.io/v1', 'kind': 'ResourceSlice',
+                          'metadata': {'name': '%s-%s' % (name, DRANET_DRIVER), 'ownerReferences': [
                               {'apiVersion': 'v1', 'kind': 'Node', 'name': name, 'uid': node['metadata']['uid']}]},
-                          'spec': {'holderIdentity': name, 'leaseDurationSeconds': 40, 'renewTime': created}})
+                          'spec': {'driver': DRANET_DRIVER, 'nodeName': name,
+                                   'pool': {'name': name, 'generation': 1, 'resourceSliceCount': 1},
+                                   'devices': [{'name': 'rdma%d' % index, 'attributes': {
+                                       'dra.net/ifName': {'string': 'gpu%drdma0' % index}}} for index in range(count)]}})
 
     def gke_networks(self, gke_cluster, pools, project):
         """SIMULATION (GKE's multi-network controllers).  Real GKE runs two: the GKENetworkParamSet controller
@@ -526,211 +511,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         if north:
             node['metadata']['annotations']['networking.gke.io/north-interfaces'] = json.dumps(north, separators=(',', ':'))
 
-    # workloads ----------------------------------------------------------------------------------
-    def _pods_owned_by(self, owner):
-        uid = owner['metadata']['uid']
-        return [pod for pod in self.store.list('pods', owner['metadata'].get('namespace'))
-                if any(ref.get('uid') == uid and ref.get('controller') for ref in pod['metadata'].get('ownerReferences') or [])]
-
-    @staticmethod
-    def _owner_reference(owner):
-        return {'apiVersion': owner['apiVersion'], 'kind': owner['kind'], 'name': owner['metadata']['name'],
-                'uid': owner['metadata']['uid'], 'controller': True, 'blockOwnerDeletion': True}
-
-    def _new_pod(self, owner, template, name, labels, extra_spec=None):
-        spec = copy.deepcopy(template.get('spec') or {})
-        spec.update(extra_spec or {})
-        metadata = copy.deepcopy(template.get('metadata') or {})
-        metadata.update({'name': name, 'namespace': owner['metadata'].get('namespace', 'default'),
-                         'labels': dict(metadata.get('labels') or {}, **labels),
-                         'ownerReferences': [self._owner_reference(owner)]})
-        metadata.pop('creationTimestamp', None)
-        return self._create({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': metadata, 'spec': spec})
-
-    def daemonsets(self):
-        """SIMULATION (DaemonSet controller, pkg/controller/daemon).  Real: one Pod per node that the
-        template's nodeSelector, node affinity and NoSchedule/NoExecute taints admit (the Pod pinned by
-        a matchFields metadata.name affinity and given the DaemonSet tolerations), status counts from
-        those Pods, RollingUpdate replacing Pods of an older template maxUnavailable at a time (an
-        integer or a percentage of the desired count, rounded up; at least 1), maxSurge new Pods
-        beside old ones.  The stand-in: the same node rule, status counts and maxUnavailable; no
-        surge (the old Pod goes before the new one comes); OnDelete leaves old Pods alone."""
-        nodes = self.store.list('nodes')
-        for ds in self.store.list('daemonsets.apps'):
-            if ds['metadata'].get('deletionTimestamp'):
-                continue
-            template = ds['spec']['template']
-            revision = template_hash(template)
-            probe = {'spec': copy.deepcopy(template.get('spec') or {})}
-            probe['spec']['tolerations'] = list(probe['spec'].get('tolerations') or []) + DAEMONSET_TOLERATIONS
-            eligible = [node for node in nodes if node_affinity_matches(probe, node) and untolerated_taint(probe, node) is None]
-            pods = self._pods_owned_by(ds)
-            by_node = {}
-            for pod in pods:
-                by_node.setdefault(_pinned_node(pod), []).append(pod)
-            eligible_names = {node['metadata']['name'] for node in eligible}
-            for node_name, node_pods in by_node.items():
-                if node_name not in eligible_names:
-                    for pod in node_pods:
-                        self.store.delete('pods', pod['metadata']['name'], pod['metadata']['namespace'])
-            strategy = ds['spec'].get('updateStrategy') or {}
-            rolling = strategy.get('type', 'RollingUpdate') == 'RollingUpdate'
-            max_unavailable = _scaled((strategy.get('rollingUpdate') or {}).get('maxUnavailable', 1), len(eligible))
-            unavailable = sum(1 for node_pods in by_node.values() for pod in node_pods if not _pod_ready(pod))
-            for node in eligible:
-                name = node['metadata']['name']
-                node_pods = by_node.get(name) or []
-                if not node_pods:
-                    pod_name = '%s-%s' % (ds['metadata']['name'][:57], _suffix(ds['metadata']['uid'] + name))
-                    self._new_pod(ds, template, pod_name,
-                                  {'controller-revision-hash': revision, 'pod-template-generation': str(ds['metadata'].get('generation', 1))},
-                                  {'affinity': _pin_to(template.get('spec', {}).get('affinity'), name),
-                                   'tolerations': list(template.get('spec', {}).get('tolerations') or []) + DAEMONSET_TOLERATIONS})
-                elif rolling and unavailable < max_unavailable and \
-                        node_pods[0]['metadata'].get('labels', {}).get('controller-revision-hash') != revision:
-                    self.store.delete('pods', node_pods[0]['metadata']['name'], node_pods[0]['metadata']['namespace'])
-                    unavailable += 1
-            pods = self._pods_owned_by(ds)
-            current = [pod for pod in pods if _pinned_node(pod) in eligible_names]
-            updated = [pod for pod in current if pod['metadata'].get('labels', {}).get('controller-revision-hash') == revision]
-            ready = [pod for pod in current if _pod_ready(pod)]
-            status = {'currentNumberScheduled': len({_pinned_node(p) for p in current}),
-                      'desiredNumberScheduled': len(eligible), 'numberMisscheduled': 0,
-                      'numberReady': len(ready), 'observedGeneration': ds['metadata'].get('generation', 1),
-                      'updatedNumberScheduled': len(updated), 'numberAvailable': len(ready)}
-            if len(eligible) - len(ready):
-                status['numberUnavailable'] = len(eligible) - len(ready)
-            self._update_status(ds, status)
-
-    def deployments(self):
-        """SIMULATION (Deployment controller).  Real: a ReplicaSet per template revision owns the Pods;
-        status from them, condition Progressing NewReplicaSetAvailable once rolled out.  The stand-in
-        has no ReplicaSets: the Deployment owns ``replicas`` Pods labelled ``pod-template-hash``
-        directly, replaces all Pods of an older template at once, and reports the status fields
-        ``kubectl rollout status deployment`` reads (observedGeneration, replicas, updatedReplicas,
-        readyReplicas, availableReplicas) with Available and Progressing conditions."""
-        for deployment in self.store.list('deployments.apps'):
-            template = deployment['spec']['template']
-            revision = template_hash(template)
-            wanted = deployment['spec'].get('replicas', 1)
-            pods = self._pods_owned_by(deployment)
-            for pod in pods:
-                if pod['metadata'].get('labels', {}).get('pod-template-hash') != revision:
-                    self.store.delete('pods', pod['metadata']['name'], pod['metadata']['namespace'])
-            current = [pod for pod in pods if pod['metadata'].get('labels', {}).get('pod-template-hash') == revision]
-            for index in range(len(current), wanted):
-                self._new_pod(deployment, template, '%s-%s-%s' % (deployment['metadata']['name'][:40], revision[:10],
-                                                                  _suffix(deployment['metadata']['uid'] + revision + str(index))),
-                              {'pod-template-hash': revision})
-            for pod in current[wanted:]:
-                self.store.delete('pods', pod['metadata']['name'], pod['metadata']['namespace'])
-            current = current[:wanted]
-            ready = sum(1 for pod in current if _pod_ready(pod))
-            since = deployment['metadata']['creationTimestamp']
-            status = {'observedGeneration': deployment['metadata'].get('generation', 1), 'replicas': len(current),
-                      'updatedReplicas': len(current), 'readyReplicas': ready, 'availableReplicas': ready,
-                      'conditions': [
-                          _condition('Available', ready >= wanted, 'MinimumReplicasAvailable' if ready >= wanted else 'MinimumReplicasUnavailable',
-                                     'Deployment has minimum availability.' if ready >= wanted else 'Deployment does not have minimum availability.', since),
-                          _condition('Progressing', True, 'NewReplicaSetAvailable' if ready >= wanted else 'ReplicaSetUpdated',
-                                     'ReplicaSet "%s-%s" has %s.' % (deployment['metadata']['name'], revision[:10],
-                                                                     'successfully progressed' if ready >= wanted else 'is progressing'), since)]}
-            if len(current) - ready:
-                status['unavailableReplicas'] = len(current) - ready
-            for key in ('readyReplicas', 'availableReplicas'):
-                if not status[key]:
-                    del status[key]
-            self._update_status(deployment, status)
-
-    def jobs(self):
-        """SIMULATION (Job controller).  Real: Pods until ``completions`` succeed (``parallelism`` at a
-        time), a new Pod per failure until ``backoffLimit`` (with exponential back-off), then conditions
-        SuccessCriteriaMet + Complete, or FailureTarget + Failed (BackoffLimitExceeded).  The stand-in:
-        the same counts and conditions, with no back-off delay; Pods are found by ownerReference."""
-        for job in self.store.list('jobs.batch'):
-            spec = job['spec']
-            completions, parallelism = spec.get('completions', 1), spec.get('parallelism', 1)
-            backoff_limit = spec.get('backoffLimit', 6)
-            pods = self._pods_owned_by(job)
-            succeeded = sum(1 for pod in pods if pod.get('status', {}).get('phase') == 'Succeeded')
-            failed = sum(1 for pod in pods if pod.get('status', {}).get('phase') == 'Failed')
-            active = [pod for pod in pods if pod.get('status', {}).get('phase') not in ('Succeeded', 'Failed')]
-            conditions = list((job.get('status') or {}).get('conditions') or [])
-            finished = any(c['type'] in ('Complete', 'Failed') and c['status'] == 'True' for c in conditions)
-            now = now_rfc3339()
-            if not finished:
-                if succeeded >= completions:
-                    conditions = [_condition('SuccessCriteriaMet', True, 'CompletionsReached', 'Reached expected number of succeeded pods', now),
-                                  _condition('Complete', True, 'CompletionsReached', 'Reached expected number of succeeded pods', now)]
-                elif failed > backoff_limit:
-                    conditions = [_condition('FailureTarget', True, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now),
-                                  _condition('Failed', True, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now)]
-                else:
-                    for index in range(len(active), min(parallelism, completions - succeeded)):
-                        labels = {'batch.kubernetes.io/controller-uid': job['metadata']['uid'], 'controller-uid': job['metadata']['uid'],
-                                  'batch.kubernetes.io/job-name': job['metadata']['name'], 'job-name': job['metadata']['name']}
-                        self._new_pod(job, spec['template'], '%s-%s' % (job['metadata']['name'][:57],
-                                                                        _suffix(job['metadata']['uid'] + str(len(pods) + index))), labels)
-            status = dict(job.get('status') or {})
-            status.update({'startTime': status.get('startTime') or job['metadata']['creationTimestamp'],
-                           'active': len(active) if not finished and not any(c['type'] in ('Complete', 'Failed') for c in conditions) else 0,
-                           'succeeded': succeeded, 'failed': failed, 'ready': sum(1 for pod in active if _pod_ready(pod)),
-                           'uncountedTerminatedPods': {}})
-            if conditions:
-                status['conditions'] = conditions
-                if any(c['type'] == 'Complete' for c in conditions):
-                    status.setdefault('completionTime', conditions[-1]['lastTransitionTime'])
-            for key in ('active', 'succeeded', 'failed'):
-                if not status[key]:
-                    del status[key]
-            self._update_status(job, status)
-
-    def garbage_collect_pods(self):
-        """SIMULATION (pod garbage collector, pkg/controller/podgc).  Real: Pods bound to a Node that no
-        longer exists are deleted.  The stand-in does the same at once; containers of deleted Pods go."""
-        nodes = {node['metadata']['name'] for node in self.store.list('nodes')}
-        pods = self.store.list('pods')
-        for pod in pods:
-            if pod['spec'].get('nodeName') and pod['spec']['nodeName'] not in nodes:
-                self.store.delete('pods', pod['metadata']['name'], pod['metadata']['namespace'])
-        alive = {pod['metadata']['uid'] for pod in self.store.list('pods')}
-        for uid in [uid for uid in self._known_pods if uid not in alive and uid not in self._starting]:
-            pod = self._known_pods.pop(uid)
-            self._started.pop(uid, None)
-            self._first_seen.pop(uid, None)
-            self._last_poll.pop(uid, None)
-            threading.Thread(target=self.runtime.remove_pod, args=(pod,), daemon=True).start()
-
-    # scheduler ----------------------------------------------------------------------------------
-    def schedule(self):
-        """SIMULATION (kube-scheduler, default plugins).  Real: filters each node (NodeUnschedulable,
-        TaintToleration, NodeAffinity, NodeResourcesFit, InterPodAffinity, DynamicResources, ...) and
-        binds the Pod to the best; when none fits, PodScheduled=False/Unschedulable with the FitError
-        message ``0/N nodes are available: <count reason>, ... preemption: ...``
-        (pkg/scheduler/framework/types.go FitError.Error; reasons as each plugin words them).  The
-        stand-in: the same filters in that order (the first failing one gives a node's reasons), the
-        first fitting node in name order, no scoring or preemption (the message says none helps)."""
-        nodes = sorted(self.store.list('nodes'), key=lambda node: node['metadata']['name'])
-        pods = self.store.list('pods')
-        for pod in pods:
-            if pod['spec'].get('nodeName') or pod['metadata'].get('deletionTimestamp'):
-                continue
-            if pod['spec'].get('schedulerName', 'default-scheduler') != 'default-scheduler':
-                continue
-            reasons, fit = {}, None
-            for node in nodes:
-                failures = self._filter(pod, node, pods)
-                if not failures:
-                    fit = node
-                    break
-                for reason in failures:
-                    reasons[reason] = reasons.get(reason, 0) + 1
-            if fit is not None:
-                self._bind(pod, fit)
-                pods = self.store.list('pods')
-            else:
-                self._unschedulable(pod, len(nodes), reasons)
-
+    # the cluster autoscaler's what-if: would a Pod fit a Node of a pool not yet made ----------
     def _filter(self, pod, node, pods, installed=()):
         spec = node.get('spec') or {}
         if spec.get('unschedulable') and not tolerates(pod['spec'].get('tolerations') or [],
@@ -877,24 +658,6 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                        and event.get('message') == message for event in self.store.list('events', namespace=pod['metadata']['namespace'])):
                 self._event(pod, 'Normal', 'NotTriggerScaleUp', message, component='cluster-autoscaler')
 
-    def _bind(self, pod, node):
-        """SIMULATION (binding).  Real: the scheduler POSTs pods/NAME/binding.  The stand-in sets
-        spec.nodeName through the store and PodScheduled=True."""
-        bound = copy.deepcopy(pod)
-        bound['spec']['nodeName'] = node['metadata']['name']
-        try:
-            stored = self.store.update(bound)
-        except errors.KubeError as error:
-            if error.code in (404, 409):
-                return
-            raise
-        status = dict(stored.get('status') or {})
-        status['phase'] = 'Pending'
-        status['conditions'] = [_condition('PodScheduled', True, None, None, now_rfc3339(), probe=False)]
-        self._update_status(stored, status)
-        self._event(stored, 'Normal', 'Scheduled', 'Successfully assigned %s/%s to %s' % (
-            stored['metadata']['namespace'], stored['metadata']['name'], node['metadata']['name']))
-
     def _event(self, pod, kind, reason, message, component='default-scheduler'):
         """SIMULATION (the scheduler's events).  Real: an events.k8s.io Event per decision (deduplicated
         into a series), which ``kubectl describe pod`` lists.  The stand-in writes one core/v1 Event per
@@ -909,139 +672,6 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                       'reportingComponent': component, 'reportingInstance': component,
                       'source': {'component': component}, 'firstTimestamp': now, 'lastTimestamp': now, 'count': 1})
 
-    def _unschedulable(self, pod, node_count, reasons):
-        histogram = sorted('%d %s' % (count, reason) for reason, count in reasons.items())
-        message = '0/%d nodes are available' % node_count + (': %s.' % ', '.join(histogram) if histogram else '.')
-        resolvable = sum(count for reason, count in reasons.items() if reason.startswith(('Insufficient', 'Too many')))
-        others = node_count - resolvable
-        preemption = []
-        if others:
-            preemption.append('%d Preemption is not helpful for scheduling' % others)
-        if resolvable:
-            preemption.append('%d No preemption victims found for incoming pod' % resolvable)
-        message += ' preemption: 0/%d nodes are available: %s.' % (node_count, ', '.join(sorted(preemption))) if node_count else ''
-        status = dict(pod.get('status') or {})
-        existing = next((c for c in status.get('conditions') or [] if c['type'] == 'PodScheduled'), None)
-        since = existing['lastTransitionTime'] if existing and existing.get('message') == message else now_rfc3339()
-        status['phase'] = 'Pending'
-        status['conditions'] = [_condition('PodScheduled', False, 'Unschedulable', message, since, probe=True)]
-        if self._update_status(pod, status) is not None and not (existing and existing.get('message') == message):
-            self._event(pod, 'Warning', 'FailedScheduling', message)
-
-    # kubelet ------------------------------------------------------------------------------------
-    def kubelet(self):
-        """SIMULATION (kubelet).  Real: pulls images, runs init containers then containers, reports
-        phase, conditions, IPs and containerStatuses; probes decide readiness.  The stand-in: after
-        ``ready_delay`` seconds from binding it starts the Pod's containers with exec.py's runtime (a
-        podman container each, on a worker thread), then reports Running with every condition True
-        (no probes run: started means ready), podIP from the node's podCIDR (the node's IP with
-        hostNetwork), and containerStatuses from podman.  Containers that exit make the Pod Succeeded
-        or Failed when restartPolicy is Never or OnFailure (no restarts); with Always an exited
-        container is not noticed (no restarts, no CrashLoopBackOff)."""
-        nodes = {node['metadata']['name']: node for node in self.store.list('nodes')}
-        now = time.monotonic()
-        for pod in self.store.list('pods'):
-            node = nodes.get(pod['spec'].get('nodeName'))
-            uid = pod['metadata']['uid']
-            if node is None or pod['metadata'].get('deletionTimestamp'):
-                continue
-            self._known_pods[uid] = pod
-            phase = (pod.get('status') or {}).get('phase')
-            if phase in ('Succeeded', 'Failed'):
-                continue
-            first = self._first_seen.setdefault(uid, now)
-            if uid not in self._started:
-                if uid not in self._starting and now - first >= self.ready_delay:
-                    thread = threading.Thread(target=self._start_containers, args=(pod,), daemon=True)
-                    self._starting[uid] = thread
-                    thread.start()
-                if (pod.get('status') or {}).get('containerStatuses') is None:
-                    self._update_status(pod, self._pod_status(pod, node, None))
-                continue
-            states = self._started[uid]
-            if pod['spec'].get('restartPolicy', 'Always') != 'Always' and self.runtime.enabled \
-                    and now - self._last_poll.get(uid, 0) >= POLL_INTERVAL:
-                self._last_poll[uid] = now   # one podman inspect per second and Pod that may finish
-                states = dict(states, **self.runtime.states(pod))
-                self._started[uid] = states
-            self._update_status(pod, self._pod_status(pod, node, states))
-
-    def _start_containers(self, pod):
-        uid = pod['metadata']['uid']
-        try:
-            self._started[uid] = self.runtime.start_pod(self.runtime_key, pod)
-        except Exception:  # pylint: disable=broad-exception-caught
-            self.errors.append(traceback.format_exc())
-            self._started[uid] = {}
-        finally:
-            self._starting.pop(uid, None)
-            self._wake.set()
-            self._poke()
-
-    def _poke(self):
-        """Wake the loop (a no-op event on the subscription queue)."""
-        if self._events is not None:
-            self._events.put(('TICK', None))
-
-    def _pod_status(self, pod, node, states):
-        spec, status = pod['spec'], dict(pod.get('status') or {})
-        host_ip = next((a['address'] for a in node['status'].get('addresses', []) if a['type'] == 'InternalIP'), '10.128.0.2')
-        scheduled = next((c for c in status.get('conditions') or [] if c['type'] == 'PodScheduled'), None)
-        since = scheduled['lastTransitionTime'] if scheduled else now_rfc3339()
-        status.update({'hostIP': host_ip, 'hostIPs': [{'ip': host_ip}], 'startTime': status.get('startTime') or since})
-        init_names = [c['name'] for c in spec.get('initContainers') or []]
-        main = spec['containers']
-        if states is None:
-            status['phase'] = 'Pending'
-            status['conditions'] = [_condition(kind, kind == 'PodScheduled', None if kind == 'PodScheduled' else
-                                               ('ContainersNotReady' if kind in ('Ready', 'ContainersReady') else
-                                                'ContainersNotInitialized' if kind == 'Initialized' and init_names else None),
-                                               None, since, probe=kind != 'PodScheduled')
-                                    for kind in ('PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled')]
-            for condition in status['conditions']:
-                if condition['type'] == 'Initialized' and not init_names:
-                    condition['status'] = 'True'
-                    condition.pop('reason', None)
-            status['containerStatuses'] = [_container_status(c, {'waiting': {'reason': 'ContainerCreating'}}, False) for c in main]
-            if init_names:
-                status['initContainerStatuses'] = [_container_status(c, {'waiting': {'reason': 'PodInitializing'}}, False)
-                                                   for c in spec['initContainers']]
-            return status
-        init_failed = any(states.get(name) and states[name].state == 'terminated' and states[name].exit_code
-                          for name in init_names)
-        if init_names:
-            status['initContainerStatuses'] = [_container_status(c, states[c['name']].to_status() if c['name'] in states else
-                                                                 {'waiting': {'reason': 'PodInitializing'}}, False,
-                                                                 getattr(states.get(c['name']), 'container_id', None))
-                                               for c in spec['initContainers']]
-        main_states = {c['name']: (states.get(c['name']).to_status() if states.get(c['name']) else
-                                   {'waiting': {'reason': 'PodInitializing' if init_failed else 'ContainerCreating'}}) for c in main}
-        status['containerStatuses'] = [_container_status(c, main_states[c['name']], 'running' in main_states[c['name']],
-                                                         getattr(states.get(c['name']), 'container_id', None)) for c in main]
-        running = all('running' in state for state in main_states.values())
-        terminated = [state['terminated'] for state in main_states.values() if 'terminated' in state]
-        if init_failed:
-            status['phase'] = 'Pending'
-        elif terminated and len(terminated) == len(main) and spec.get('restartPolicy', 'Always') != 'Always':
-            status['phase'] = 'Succeeded' if all(t['exitCode'] == 0 for t in terminated) else 'Failed'
-        else:
-            status['phase'] = 'Running' if running or terminated else 'Pending'
-        ready = running and not init_failed
-        status['conditions'] = [
-            _condition('PodReadyToStartContainers', True, None, None, since, probe=True),
-            _condition('Initialized', not init_failed, 'ContainersNotInitialized' if init_failed else None, None, since, probe=True),
-            _condition('Ready', ready, None if ready else 'PodCompleted' if status['phase'] in ('Succeeded', 'Failed') else 'ContainersNotReady',
-                       None, since, probe=True),
-            _condition('ContainersReady', ready, None if ready else 'PodCompleted' if status['phase'] in ('Succeeded', 'Failed') else
-                       'ContainersNotReady', None, since, probe=True),
-            _condition('PodScheduled', True, None, None, since, probe=True)]
-        pod_ip = host_ip if spec.get('hostNetwork') else _pod_ip(node, pod)
-        status.update({'podIP': pod_ip, 'podIPs': [{'ip': pod_ip}]})
-        status.setdefault('qosClass', _qos_class(pod))
-        return status
-
-
-# GKE multi-networking ---------------------------------------------------------------------------
 GNP_FINALIZER = 'networking.gke.io/gnp-controller'   # cloud-provider-gcp gkenetworkparamset_controller.go GNPFinalizer
 
 
@@ -1139,41 +769,30 @@ def _cross_validation(network, gnp):
 
 
 # nodes -----------------------------------------------------------------------------------------
-DAEMONSET_TOLERATIONS = [
-    # pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations
-    {'key': 'node.kubernetes.io/not-ready', 'operator': 'Exists', 'effect': 'NoExecute'},
-    {'key': 'node.kubernetes.io/unreachable', 'operator': 'Exists', 'effect': 'NoExecute'},
-    {'key': 'node.kubernetes.io/disk-pressure', 'operator': 'Exists', 'effect': 'NoSchedule'},
-    {'key': 'node.kubernetes.io/memory-pressure', 'operator': 'Exists', 'effect': 'NoSchedule'},
-    {'key': 'node.kubernetes.io/pid-pressure', 'operator': 'Exists', 'effect': 'NoSchedule'},
-    {'key': 'node.kubernetes.io/unschedulable', 'operator': 'Exists', 'effect': 'NoSchedule'},
-]
 # DeviceClass -> the node label (key, value) whose nodes have that class's devices (see _claims_fit).
 DEVICE_CLASS_NODE_LABELS = {'mrdma.google.com': ('cloud.google.com/gke-networking-dra-driver', 'true')}
 DRANET_LABEL = 'cloud.google.com/gke-networking-dra-driver'
-
-
-def _scaled(value, total):
-    """intstr.GetScaledValueFromIntOrPercent(value, total, roundUp=true), at least 1 (the DaemonSet rule)."""
-    if isinstance(value, str) and value.endswith('%'):
-        scaled = -(-int(value[:-1]) * total // 100)
-    else:
-        scaled = int(value)
-    return max(scaled, 1)
+DRANET_DRIVER = 'mrdma.google.com'
+# RDMA NICs of the A3 Ultra and A4 machine types (cloud.google.com/compute/docs/gpus: 8 NVIDIA ConnectX-7, one per GPU).
+RDMA_NICS = 8
 
 
 def _last(path):
     return (path or '').rstrip('/').rsplit('/', 1)[-1]
 
 
+def _bundled_gpus(machine_type):
+    """The GPUs a machine type comes with, from the Compute sandbox's own machine-type data (tests/sandbox/
+    catalog.py, its sources there): (accelerator type, count), or (None, 0)."""
+    accelerators = _machine(machine_type).get('accelerators') or [{}]
+    return accelerators[0].get('guestAcceleratorType'), int(accelerators[0].get('guestAcceleratorCount') or 0)
+
+
 def _gpu_count(pool):
-    """nvidia.com/gpu of a pool's nodes: the catalog family's GPU count for its machine type
-    (plugins/module_utils/families.py), else the pool's accelerator count, else none."""
+    """nvidia.com/gpu of a pool's nodes: the GPUs its machine type comes with, else the pool's accelerator count."""
     config = pool.get('config') or {}
-    family = load_families().FAMILIES.get(config.get('machineType'))
-    if family is not None:
-        return family.gpu_count
-    return sum(int(item.get('acceleratorCount') or 0) for item in config.get('accelerators') or [])
+    bundled = _bundled_gpus(config.get('machineType'))[1]
+    return bundled or sum(int(item.get('acceleratorCount') or 0) for item in config.get('accelerators') or [])
 
 
 def _is_rdma_pool(pool):
@@ -1236,8 +855,7 @@ def node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus):
     accelerators = config.get('accelerators') or []
     accelerator_type = accelerators[0].get('acceleratorType') if accelerators else None
     if accelerator_type is None and gpus:
-        family = load_families().FAMILIES.get(machine_type)
-        accelerator_type = family.gke_accelerator if family else None
+        accelerator_type = _bundled_gpus(machine_type)[0]
     labels = {
         'beta.kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/instance-type': machine_type, 'beta.kubernetes.io/os': 'linux',
         'cloud.google.com/gke-boot-disk': config.get('diskType', 'pd-balanced'),
@@ -1294,13 +912,10 @@ def node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus):
                       'providerID': 'gce://%s/%s/%s' % (project, zone, name)}, **({'taints': taints} if taints else {})),
         'status': {
             'capacity': capacity, 'allocatable': allocatable,
-            'addresses': [{'type': 'InternalIP', 'address': internal_ip}, {'type': 'Hostname', 'address': name}],
-            'conditions': [
-                {'type': 'MemoryPressure', 'status': 'False', 'reason': 'KubeletHasSufficientMemory', 'message': 'kubelet has sufficient memory available'},
-                {'type': 'DiskPressure', 'status': 'False', 'reason': 'KubeletHasNoDiskPressure', 'message': 'kubelet has no disk pressure'},
-                {'type': 'PIDPressure', 'status': 'False', 'reason': 'KubeletHasSufficientPID', 'message': 'kubelet has sufficient PID available'},
-                {'type': 'Ready', 'status': 'True', 'reason': 'KubeletReady', 'message': 'kubelet is posting ready status'}],
-            'daemonEndpoints': {'kubeletEndpoint': {'Port': 10250}},
+            # SIMULATION (the node's address).  Real GKE nodes have their VM's internal IP (internal_ip, kept in the
+            # nic-info annotation); every stand-in Node reports 127.0.0.1, where its kubelet endpoint
+            # (kubelet-streams) serves, so the API server's exec and logs connections stay on this machine.
+            'addresses': [{'type': 'InternalIP', 'address': '127.0.0.1'}, {'type': 'Hostname', 'address': name}],
             'nodeInfo': {'architecture': 'amd64', 'bootID': hashlib.sha256((name + 'boot').encode()).hexdigest()[:32],
                          'containerRuntimeVersion': 'containerd://1.7.27', 'kernelVersion': '6.6.93+',
                          'kubeProxyVersion': 'v' + version, 'kubeletVersion': 'v' + version,
@@ -1321,65 +936,3 @@ def _nic_ip(node_name, nic):
 def _pod_cidr(node_name):
     serial = int(hashlib.sha256(node_name.encode()).hexdigest()[:4], 16)
     return '10.%d.%d.0/24' % (4 + serial // 256 % 4, serial % 256)
-
-
-def _pod_ip(node, pod):
-    prefix = node['spec']['podCIDR'].rsplit('.', 1)[0]
-    return '%s.%d' % (prefix, int(hashlib.sha256(pod['metadata']['uid'].encode()).hexdigest()[:4], 16) % 250 + 2)
-
-
-# pods ------------------------------------------------------------------------------------------
-def _condition(kind, true, reason, message, since, probe=None):
-    condition = {'type': kind, 'status': 'True' if true else 'False', 'lastTransitionTime': since}
-    if probe is not None:
-        condition['lastProbeTime'] = None
-    if reason:
-        condition['reason'] = reason
-    if message:
-        condition['message'] = message
-    return condition
-
-
-def _container_status(container, state, ready, container_id=None):
-    status = {'name': container['name'], 'image': container.get('image', ''), 'imageID': '', 'ready': ready,
-              'restartCount': 0, 'started': 'running' in state, 'state': state, 'lastState': {}}
-    if container_id:
-        status['containerID'] = 'containerd://' + container_id   # the podman container's id, as GKE's runtime prefixes it
-    return status
-
-
-def _pod_ready(pod):
-    return any(c['type'] == 'Ready' and c['status'] == 'True' for c in (pod.get('status') or {}).get('conditions') or [])
-
-
-def _pinned_node(pod):
-    """The node a DaemonSet Pod is pinned to (its matchFields metadata.name affinity), or its nodeName."""
-    terms = ((((pod['spec'].get('affinity') or {}).get('nodeAffinity') or {}).get('requiredDuringSchedulingIgnoredDuringExecution') or {})
-             .get('nodeSelectorTerms') or [])
-    for term in terms:
-        for field in term.get('matchFields') or []:
-            if field.get('key') == 'metadata.name' and field.get('values'):
-                return field['values'][0]
-    return pod['spec'].get('nodeName')
-
-
-def _pin_to(affinity, node_name):
-    """pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity: the template's affinity with
-    every node selector term given ``matchFields metadata.name In [node]``."""
-    affinity = copy.deepcopy(affinity or {})
-    node_affinity = affinity.setdefault('nodeAffinity', {})
-    required = node_affinity.setdefault('requiredDuringSchedulingIgnoredDuringExecution', {})
-    terms = required.get('nodeSelectorTerms') or [{}]
-    pin = [{'key': 'metadata.name', 'operator': 'In', 'values': [node_name]}]
-    required['nodeSelectorTerms'] = [dict(term, matchFields=pin) for term in terms]
-    return affinity
-
-
-def _qos_class(pod):
-    containers = pod['spec'].get('containers') or []
-    resources = [c.get('resources') or {} for c in containers]
-    if not any(r.get('requests') or r.get('limits') for r in resources):
-        return 'BestEffort'
-    guaranteed = all(r.get('limits', {}).get(name) and r.get('limits', {}).get(name) == r.get('requests', r.get('limits', {})).get(name)
-                     for r in resources for name in ('cpu', 'memory'))
-    return 'Guaranteed' if guaranteed else 'Burstable'

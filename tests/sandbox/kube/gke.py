@@ -36,7 +36,10 @@ from ..errors import ApiError
 
 from .cluster import KubeHub
 from .controllers import ClusterControllers, ComputeView
-from .exec import PodRuntime, install_handlers
+from .exec import StandinTools
+
+# GKE enables this admission plugin on its clusters: a Pod that requests nvidia.com/gpu tolerates its taint.
+GKE_ADMISSION_PLUGINS = ('ExtendedResourceToleration',)
 
 
 def compute_view(store, cluster_key):
@@ -50,67 +53,96 @@ def compute_view(store, cluster_key):
     return ComputeView(networks, subnets)
 
 
+class LiveCluster:  # pylint: disable=too-few-public-methods
+    """One GKE cluster's control plane, started in the background as soon as the cluster is created (its
+    create operation runs meanwhile, as GKE's control plane boots while the operation is RUNNING)."""
+
+    def __init__(self, gke, key, version):
+        self.key = key
+        self.kube = None
+        self.controllers = None
+        self.runtime = gke.runtime_factory()
+        self.seen = None
+        self.error = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._start, args=(gke, version), name='gke-start-%s' % key, daemon=True)
+        self._thread.start()
+
+    def _start(self, gke, version):
+        try:
+            self.kube = gke.hub.start_cluster(self.key, version=version, admission_plugins=GKE_ADMISSION_PLUGINS)
+            self.runtime.serve(self.kube.plane)
+            self.controllers = ClusterControllers(self.kube)
+            self.controllers.node_pools = NodePools(gke, self.key)
+            self.controllers.start()
+        except Exception as error:  # pylint: disable=broad-exception-caught
+            self.error = error
+        finally:
+            self._ready.set()
+
+    def wait(self):
+        self._ready.wait()
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def stop(self, hub):
+        self._ready.wait()
+        if self.controllers is not None:
+            self.controllers.stop()
+        self.runtime.stop()
+        hub.stop_cluster(self.key)
+
+
 class GkeClusters:
     """See the module docstring."""
 
-    def __init__(self, hub=None, runtime=None, ready_delay=0.3):
+    def __init__(self, hub=None, runtime=None):
         self.hub = hub or KubeHub()
-        self.runtime = runtime or PodRuntime()
-        self.ready_delay = ready_delay
-        self._live = {}          # cluster key -> (KubeCluster, ClusterControllers, last pools seen)
+        # Each cluster's exec runtime (exec.py): the stand-in tools, unless the test gives one.
+        self.runtime_factory = (lambda: runtime) if runtime is not None else StandinTools
+        self._live = {}          # cluster key -> LiveCluster
         self.container_store = None   # the Container API sandbox's store, from the last sync
         self._lock = threading.Lock()
 
     def cluster(self, key):
         with self._lock:
-            entry = self._live.get(key)
-        return entry[0] if entry else None
+            live = self._live.get(key)
+        return live.wait().kube if live else None
 
     def controllers(self, key):
         with self._lock:
-            entry = self._live.get(key)
-        return entry[1] if entry else None
+            live = self._live.get(key)
+        return live.wait().controllers if live else None
 
     def sync(self, store):
-        """Start, update and stop cluster endpoints to match the Container API's clusters."""
+        """Start, update and stop control planes to match the Container API's clusters."""
         self.container_store = store
         clusters = dict(store.items('container.clusters'))
         with self._lock:
             for key in [key for key in self._live if key not in clusters]:
-                self._stop(key)
+                self._live.pop(key).stop(self.hub)
             for key, cluster in clusters.items():
-                if cluster.get('status') not in ('RUNNING', 'RECONCILING') and key not in self._live:
+                if cluster.get('status') in ('ERROR', 'STOPPING') and key not in self._live:
                     continue
                 if key not in self._live:
-                    self._start(key, cluster)
-                kube, controllers, seen = self._live[key]
-                cluster['endpoint'] = kube.address
+                    self._live[key] = LiveCluster(self, key, cluster.get('currentMasterVersion') or cluster.get('initialClusterVersion'))
+                if cluster.get('status') not in ('RUNNING', 'RECONCILING'):
+                    continue
+                live = self._live[key].wait()
+                cluster['endpoint'] = live.kube.address
                 cluster['masterAuth'] = dict(cluster.get('masterAuth') or {},
-                                             clusterCaCertificate=base64.b64encode(kube.ca_pem.encode()).decode())
+                                             clusterCaCertificate=base64.b64encode(live.kube.ca_pem.encode()).decode())
                 pools = [pool for _key, pool in store.items('container.nodePools', key + '/nodePools/')]
-                controllers.set_compute(compute_view(store, key))
-                if pools != seen:
-                    controllers.set_gke(cluster, pools, key.split('/')[1])
-                    self._live[key] = (kube, controllers, [dict(pool) for pool in pools])
-
-    def _start(self, key, cluster):
-        kube = self.hub.start_cluster(key, version=cluster.get('currentMasterVersion') or cluster.get('initialClusterVersion'))
-        kube.admission_plugins.add('ExtendedResourceToleration')   # GKE enables it (ops.extended_resource_toleration)
-        install_handlers(kube, self.runtime)
-        controllers = ClusterControllers(kube, self.runtime, ready_delay=self.ready_delay)
-        controllers.node_pools = NodePools(self, key)
-        controllers.start()
-        self._live[key] = (kube, controllers, None)
-
-    def _stop(self, key):
-        _kube, controllers, _seen = self._live.pop(key)
-        controllers.stop()
-        self.hub.stop_cluster(key)
+                live.controllers.set_compute(compute_view(store, key))
+                if pools != live.seen:
+                    live.controllers.set_gke(cluster, pools, key.split('/')[1])
+                    live.seen = [dict(pool) for pool in pools]
 
     def stop(self):
         with self._lock:
             for key in list(self._live):
-                self._stop(key)
+                self._live.pop(key).stop(self.hub)
         self.hub.stop_all()
 
 

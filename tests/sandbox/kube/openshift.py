@@ -40,7 +40,7 @@ import yaml
 from . import errors
 from .controllers import ClusterControllers, SystemWrites, label_selector_matches
 from .exec import SyntheticRuntime, install_handlers
-from .store import now_rfc3339
+from .apistore import now_rfc3339
 
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds' / 'openshift'
 TOOLS = pathlib.Path(__file__).resolve().parent / 'openshift_tools.py'

@@ -4,7 +4,7 @@
 # The footer is nccl-tests' own (src/common.cu: "# Out of bounds values : %d %s", "# Avg bus bandwidth
 # : %g %s" with an empty check word when NCCL_TESTS_MIN_BW is unset, then "#"), so parsers read it as a
 # complete run; the synthetic label stays on its own "#" comment lines, above the table and the footer.
-. /standin/label
+. "${STANDIN_TOOLS:?}/label"
 echo "# $STANDIN_LABEL $(basename "$0") $*"
 echo "# nccl-tests stand-in: no GPU, no NCCL; the table below is synthetic"
 echo "#"

@@ -2,7 +2,7 @@
 # Stand-in for the NCCL plugin installer images' /scripts/container_entry.sh.
 # install: writes a labelled placeholder library where the real one copies the plugin, so the
 # manifests' follow-up steps (mkdir, cp -r /var/lib/tcpxo/lib64/.) work; shell: nothing.
-. /standin/label
+. "${STANDIN_TOOLS:?}/label"
 case "$1" in
 install)
     for dir in /var/lib/tcpxo/lib64 /var/lib/tcpx/lib64 /usr/local/nvidia/lib64; do

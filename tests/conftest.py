@@ -6,8 +6,10 @@
   core/project ``sandbox-project``, endpoint overrides for compute, container and serviceusage);
   ``gcloud.env`` is the environment it uses (CLOUDSDK_CONFIG, KUBECONFIG, ...) for other tools such as kubectl.
 - ``api``: a ``sandbox.client.SandboxClient`` for the ``sandbox`` fixture (JSON over HTTP, stdlib only).
-- ``kube_cluster``: one Kubernetes API stand-in cluster for a test module (``sandbox.kube``), named after the
-  module, with its kubeconfig written at ``kube_cluster.kubeconfig_path``.
+- ``kube_cluster``: one real Kubernetes control plane for a test module (``sandbox.kube``: kube-apiserver, the
+  controller manager, the scheduler, kwok), named after the module, with its kubeconfig (the sandbox's token)
+  written at ``kube_cluster.kubeconfig_path``; a module's ``KUBE_ADMISSION_PLUGINS`` (a tuple of names) are
+  enabled on its API server (``--enable-admission-plugins``).
 """
 
 import os
@@ -52,7 +54,11 @@ def api(sandbox):
 @pytest.fixture(scope='module')
 def kube_cluster(request, tmp_path_factory):
     hub = KubeHub()
-    instance = hub.start_cluster(request.module.__name__.rsplit('.', 1)[-1].replace('_', '-'))
-    instance.kubeconfig_path = instance.write_kubeconfig(str(tmp_path_factory.mktemp('kube') / 'config'))
-    yield instance
-    hub.stop_all()
+    # One control plane per module: starting one takes seconds, and the tests of a module share its objects knowingly.
+    instance = hub.start_cluster(request.module.__name__.rsplit('.', 1)[-1].replace('_', '-'),
+                                 admission_plugins=getattr(request.module, 'KUBE_ADMISSION_PLUGINS', ()))
+    try:
+        instance.kubeconfig_path = instance.write_kubeconfig(str(tmp_path_factory.mktemp('kube') / 'config'))
+        yield instance
+    finally:
+        hub.stop_all()

@@ -1,218 +1,164 @@
-"""tests/sandbox/kube/exec.py on its own: the WebSocket remote-command protocol and pod logs, spoken
-to by an independent client (websocket-client, the library under the kubernetes Python client), with
-the commands running in real podman containers of the stand-in image.
+"""Exec and logs into a test cluster's Pods along the real path: kubectl (or kubernetes.core's k8s_exec) ->
+the real kube-apiserver (``pods/exec``: its checks of the Pod and container, its stream handling) -> the kwok
+Node's kubelet endpoint (kubelet-streams) -> podexec.py -> the cluster's exec runtime (tests/sandbox/kube/
+exec.py), here ``StandinTools``, the runtime every GKE cluster of the sandbox gets.
 
-The full path (kubectl and kubernetes.core through the API stand-in) is test_kube_gke_cluster.py.
+What these tests hold: a command's stdout, stderr, stdin and exit code come back as the container's would; a
+command found nowhere ends with 126 (a CRI exec of a missing binary); a vendor image's path runs its labelled
+stand-in tool; what the real API server refuses (a container the Pod lacks, a Pod with no node) is refused
+before any runtime is asked; logs are the file the runtime wrote, else empty.
 """
 
 import json
 import os
-import shutil
-import threading
-import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlencode, urlsplit
+import subprocess
+import sys
 
 import pytest
 
-from sandbox.kube import exec as kube_exec
+from sandbox.gcloud import kubectl_binary
+from sandbox.kube.exec import StandinTools
+from playbook_runner import collections_path
+from waiting import wait_until
 
-websocket = pytest.importorskip('websocket')
+KUBECTL = kubectl_binary()
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason='the Cloud SDK with kubectl.1.33 is not installed')
+# Generous: CI is a loaded 2-core machine, and kwok, the scheduler and the kubelet-streams hook share it.
+WAIT = 120
 
-pytestmark = pytest.mark.skipif(not (shutil.which('podman') and os.environ.get('CONTAINERS_CONF')),
-                                reason='podman with CONTAINERS_CONF is needed: source tests/ci/podman.sh')
-CLUSTER = 'test-kube-exec/%s' % uuid.uuid4().hex[:8]
+
+def kubectl(cluster, *args, stdin=None):
+    return subprocess.run([KUBECTL, *args], env=dict(os.environ, KUBECONFIG=cluster.kubeconfig_path), capture_output=True,
+                          text=True, input=stdin, timeout=WAIT, check=False)
 
 
-def make_pod(name, containers, init_containers=()):
-    return {'metadata': {'name': name, 'namespace': 'default', 'uid': str(uuid.uuid4())},
-            'spec': {'nodeName': 'node-1', 'containers': list(containers), 'initContainers': list(init_containers)},
-            'status': {}}
+def phase(cluster, name):
+    return ((cluster.store.get('pods', name, 'default') or {}).get('status') or {}).get('phase')
 
 
 @pytest.fixture(scope='module')
-def runtime():
-    instance = kube_exec.PodRuntime()
+def runtime(kube_cluster):
+    instance = StandinTools().serve(kube_cluster.plane)
     yield instance
-    instance.remove_cluster(CLUSTER)
+    instance.stop()
 
 
 @pytest.fixture(scope='module')
-def pod(runtime):
-    """A pod with an init container and two containers, started as controllers.py starts one."""
-    spec = make_pod('exec-test', [
-        {'name': 'main', 'image': 'us-docker.pkg.dev/vendor/image:v1', 'command': ['/bin/sh', '-c'],
-         'args': ['echo main-started; echo to-stderr >&2; exec sleep infinity'], 'env': [{'name': 'GREETING', 'value': 'hello'}]},
-        {'name': 'pause', 'image': 'gke.gcr.io/pause:3.8'},
-        {'name': 'ticker', 'image': 'busybox', 'command': ['sh', '-c', 'i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done']},
-    ], [{'name': 'init', 'image': 'ubuntu', 'command': ['nsenter', '-at', '1', '--', 'sh', '-c', 'modprobe x']}])
-    states = runtime.start_pod(CLUSTER, spec)
-    assert states['init'].state == 'terminated' and states['init'].exit_code == 0
-    assert all(states[name].state == 'running' for name in ('main', 'pause', 'ticker'))
-    spec['status'] = {'containerStatuses': [{'name': name, 'state': state.to_status()} for name, state in states.items()]}
-    return spec
+def pod(kube_cluster, runtime):
+    """One Node (kwok makes it Ready and serves its kubelet endpoint) and one Running two-container Pod on it."""
+    del runtime
+    kube_cluster.store.create({'apiVersion': 'v1', 'kind': 'Node', 'metadata': {'name': 'worker-0'}})
+    kube_cluster.store.create({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'tools', 'namespace': 'default'}, 'spec': {
+        'containers': [{'name': 'main', 'image': 'us-docker.pkg.dev/vendor/tools:v1', 'env': [{'name': 'GREETING', 'value': 'hello'}]},
+                       {'name': 'side', 'image': 'busybox'}],
+        # kwok's Nodes carry kwok's taint only when asked; tolerate everything so the test does not depend on it.
+        'tolerations': [{'operator': 'Exists'}]}})
+    wait_until(lambda: phase(kube_cluster, 'tools') == 'Running', 'Pod tools Running on the kwok Node (scheduler, then kwok)',
+               timeout=WAIT)
+    return 'tools'
 
 
-@pytest.fixture(scope='module')
-def server(runtime, pod):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = 'HTTP/1.1'
-
-        def do_GET(self):  # noqa: N802  (http.server's naming)
-            split = urlsplit(self.path)
-            query = parse_qs(split.query)
-            if split.path.endswith('/log'):
-                kube_exec.serve_log(runtime, self, pod, query)
-            else:
-                kube_exec.serve_exec(runtime, self, pod, query)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield 'http://127.0.0.1:%d' % httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
+def test_exec_returns_stdout_stderr_and_the_exit_code(kube_cluster, pod, runtime):
+    result = kubectl(kube_cluster, 'exec', pod, '-c', 'main', '--', 'sh', '-c', 'echo "$GREETING"; echo oops >&2; exit 3')
+    assert result.stdout == 'hello\n', result.stderr   # the container's env value reaches the command
+    assert 'oops' in result.stderr
+    assert result.returncode == 3, result.stderr
+    # The runtime was asked for exactly this container and command (what the API server passed through).
+    assert ('default', pod, 'main', ['sh', '-c', 'echo "$GREETING"; echo oops >&2; exit 3']) in runtime.execs
 
 
-def run_exec(server, command, protocol='v4.channel.k8s.io', container='main', stdin_data=None):
-    """-> (channel -> bytes, the negotiated subprotocol, whether the server closed with 1000)."""
-    query = urlencode([('command', part) for part in command] + [('container', container), ('stdout', 'true'), ('stderr', 'true')]
-                      + ([('stdin', 'true')] if stdin_data is not None else []))
-    client = websocket.create_connection(server.replace('http', 'ws') + '/exec?' + query, subprotocols=[protocol], timeout=20)
-    if stdin_data is not None:
-        client.send_binary(b'\x00' + stdin_data)
-        client.send_binary(bytes([255, 0]))   # v5 CLOSE signal for stdin
-    channels = {}
-    close_code = None
-    while True:
-        opcode, data = client.recv_data(control_frame=True)
-        if opcode == websocket.ABNF.OPCODE_CLOSE:
-            close_code = int.from_bytes(data[:2], 'big')
-            break
-        if data:
-            channels[data[0]] = channels.get(data[0], b'') + data[1:]
-    client.close()
-    return channels, client.subprotocol, close_code
+def test_exec_passes_stdin_through(kube_cluster, pod):
+    result = kubectl(kube_cluster, 'exec', '-i', pod, '-c', 'main', '--', 'cat', stdin='through stdin\n')
+    assert (result.returncode, result.stdout) == (0, 'through stdin\n'), result.stderr
 
 
-def test_exec_v4_success_streams_stdout_and_stderr(server):
-    channels, protocol, close_code = run_exec(server, ['sh', '-c', 'echo $GREETING; echo oops >&2'])
-    assert protocol == 'v4.channel.k8s.io' and close_code == 1000
-    assert channels[1] == b'hello\n' and channels[2] == b'oops\n'
-    assert json.loads(channels[3]) == {'metadata': {}, 'status': 'Success'}
+def test_a_missing_command_ends_with_126(kube_cluster, pod):
+    result = kubectl(kube_cluster, 'exec', pod, '-c', 'main', '--', 'no-such-binary', '--flag')
+    assert result.returncode == 126, (result.stdout, result.stderr)
+    assert 'executable file not found in $PATH' in result.stderr
 
 
-def test_exec_v4_non_zero_exit_is_a_failure_status_with_the_exit_code(server):
-    channels, _protocol, _code = run_exec(server, ['sh', '-c', 'exit 3'])
-    status = json.loads(channels[3])
-    assert status['status'] == 'Failure' and status['reason'] == 'NonZeroExitCode'
-    assert status['details']['causes'] == [{'reason': 'ExitCode', 'message': '3'}]
-    assert status['message'].startswith('command terminated with non-zero exit code: ')
+def test_a_vendor_image_path_runs_its_labelled_stand_in(kube_cluster, pod):
+    """The installers' init containers run host commands through nsenter; the stand-in says what it skipped."""
+    result = kubectl(kube_cluster, 'exec', pod, '-c', 'main', '--', 'nsenter', '-at', '1', '--', 'modprobe', 'x')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ('[aiinfra sandbox stand-in: synthetic output, no GPU/NCCL/host access] nsenter: host namespaces '
+                             'are not entered; skipped: modprobe x\n')
 
 
-def test_exec_v5_stdin_and_close_signal(server):
-    channels, protocol, close_code = run_exec(server, ['cat'], protocol='v5.channel.k8s.io', stdin_data=b'through stdin\n')
-    assert protocol == 'v5.channel.k8s.io' and close_code == 1000
-    assert channels[1] == b'through stdin\n' and json.loads(channels[3])['status'] == 'Success'
+def test_a_container_the_pod_lacks_is_refused_by_the_api_server(kube_cluster, pod, runtime):
+    asked = len(runtime.execs)
+    result = kubectl(kube_cluster, 'exec', pod, '-c', 'nope', '--', 'true')
+    assert result.returncode != 0
+    # pkg/registry/core/pod/strategy.go (streamLocation): the API server's own 400, before any kubelet is called.
+    assert 'container nope is not valid for pod tools' in result.stderr, result.stderr
+    assert len(runtime.execs) == asked
 
 
-def test_exec_missing_binary_is_an_internal_error(server):
-    channels, _protocol, _code = run_exec(server, ['/no/such/binary'])
-    status = json.loads(channels[3])
-    assert status['status'] == 'Failure' and status['reason'] == 'InternalError' and status['code'] == 500
-
-
-def test_exec_refusals_are_the_real_api_400s(server):
-    with pytest.raises(websocket.WebSocketBadStatusException) as refused:
-        run_exec(server, ['true'], container='nope')
-    assert refused.value.status_code == 400
-    assert json.loads(refused.value.resp_body)['message'] == 'container nope is not valid for pod exec-test'
-    with pytest.raises(websocket.WebSocketBadStatusException) as refused:
-        run_exec(server, ['true'], protocol='v3.channel.k8s.io')
-    assert refused.value.status_code == 400
-    with pytest.raises(websocket.WebSocketBadStatusException) as refused:   # no stream asked for (the kubelet's rule)
-        websocket.create_connection(server.replace('http', 'ws') + '/exec?command=true&container=main',
-                                    subprotocols=['v4.channel.k8s.io'], timeout=20)
-    assert json.loads(refused.value.resp_body)['message'] == 'you must specify at least 1 of stdin, stdout, stderr'
-
-
-def http_get(server, path):
-    import urllib.request  # pylint: disable=import-outside-toplevel
-    with urllib.request.urlopen(server + path, timeout=20) as answer:
-        return answer.read().decode()
-
-
-def test_logs_of_each_container_with_tail_and_timestamps(server):
-    # stdout and stderr both, as the kubelet's log has them (their order across the two streams may vary)
-    assert sorted(http_get(server, '/log?container=main').splitlines()) == ['main-started', 'to-stderr']
-    assert 'nsenter: host namespaces are not entered; skipped: sh -c modprobe x' in http_get(server, '/log?container=init')
-    assert 'started without a command; idling' in http_get(server, '/log?container=pause')
-    stamped = http_get(server, '/log?container=main&timestamps=true&tailLines=1').splitlines()
-    assert len(stamped) == 1 and stamped[0][4] == '-' and stamped[0][29:31] == 'Z '
-
-
-def test_log_without_container_on_a_multi_container_pod_is_refused(server):
-    import urllib.error  # pylint: disable=import-outside-toplevel
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        http_get(server, '/log')
-    body = json.loads(refused.value.read())
-    assert refused.value.code == 400
-    assert body['message'] == 'a container name must be specified for pod exec-test, choose one of: [init main pause ticker]'
-
-
-def test_log_follow_streams_new_lines_until_the_client_leaves(server):
-    import urllib.request  # pylint: disable=import-outside-toplevel
-    with urllib.request.urlopen(server + '/log?container=ticker&follow=true&tailLines=1', timeout=20) as answer:
-        assert answer.headers['Transfer-Encoding'] == 'chunked'
-        first, second, third = answer.readline(), answer.readline(), answer.readline()
-    numbers = [int(line.split()[1]) for line in (first, second, third)]
-    assert numbers == [numbers[0], numbers[0] + 1, numbers[0] + 2]   # new lines arrive as the container prints them
-
-
-def test_exec_with_a_tty_follows_resize_messages(server):
-    query = urlencode([('command', 'sh'), ('command', '-c'), ('command', 'sleep 1; stty size'), ('container', 'main'),
-                       ('stdout', 'true'), ('tty', 'true')])
-    client = websocket.create_connection(server.replace('http', 'ws') + '/exec?' + query, subprotocols=['v5.channel.k8s.io'], timeout=20)
-    client.send_binary(b'\x04' + json.dumps({'Width': 123, 'Height': 45}).encode())
-    output, status = b'', None
-    while True:
-        opcode, data = client.recv_data(control_frame=True)
-        if opcode == websocket.ABNF.OPCODE_CLOSE:
-            break
-        if data[:1] == b'\x01':
-            output += data[1:]
-        elif data[:1] == b'\x03':
-            status = json.loads(data[1:])
-    client.close()
-    assert output.strip() == b'45 123' and status['status'] == 'Success'
-
-
-def test_logs_of_a_pod_without_a_node_are_empty_and_exec_is_refused(runtime):
-    """LogLocation's empty location and streamLocation's 400 (pkg/registry/core/pod/strategy.go)."""
-    pending = make_pod('pending', [{'name': 'main', 'image': 'busybox'}])
-    pending['spec']['nodeName'] = ''
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = 'HTTP/1.1'
-
-        def do_GET(self):  # noqa: N802
-            split = urlsplit(self.path)
-            serve = kube_exec.serve_log if split.path.endswith('/log') else kube_exec.serve_exec
-            serve(runtime, self, pending, parse_qs(split.query))
-
-        def log_message(self, *args):
-            pass
-    httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+def test_a_pod_without_a_node_is_refused_and_has_no_logs(kube_cluster, runtime):
+    # A nodeSelector no Node matches: the real scheduler leaves it Pending, unbound.
+    kube_cluster.store.create({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'lonely', 'namespace': 'default'},
+                               'spec': {'nodeSelector': {'example.com/none': 'x'}, 'containers': [{'name': 'c', 'image': 'busybox'}]}})
     try:
-        url = 'http://127.0.0.1:%d' % httpd.server_address[1]
-        assert http_get(url, '/log') == ''
-        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
-            run_exec(url, ['true'])
-        assert json.loads(refused.value.resp_body)['message'] == 'pod pending does not have a host assigned'
+        asked = len(runtime.execs)
+        result = kubectl(kube_cluster, 'exec', 'lonely', '--', 'true')
+        assert result.returncode != 0
+        assert 'pod lonely does not have a host assigned' in result.stderr, result.stderr
+        assert len(runtime.execs) == asked
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        kube_cluster.store.delete('pods', 'lonely', 'default')
+
+
+def test_logs_are_empty_until_the_runtime_wrote_some(kube_cluster, pod):
+    empty = kubectl(kube_cluster, 'logs', pod, '-c', 'side')
+    assert (empty.returncode, empty.stdout) == (0, ''), empty.stderr
+    # kubelet-streams answers /containerLogs with LOGDIR/NAMESPACE_POD_CONTAINER.log, as a kubelet answers with the runtime's log.
+    path = os.path.join(kube_cluster.plane.log_dir, 'default_%s_main.log' % pod)
+    with open(path, 'w', encoding='utf-8') as handle:
+        handle.write('first\nsecond\n')
+    try:
+        logged = kubectl(kube_cluster, 'logs', pod, '-c', 'main')
+        assert (logged.returncode, logged.stdout) == (0, 'first\nsecond\n'), logged.stderr
+    finally:
+        os.remove(path)
+
+
+K8S_EXEC_PLAY = """
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: {python}
+  tasks:
+    - name: A command with output on both streams and a non-zero exit
+      kubernetes.core.k8s_exec:
+        kubeconfig: {kubeconfig}
+        namespace: default
+        pod: {pod}
+        container: main
+        command: sh -c 'echo out-$GREETING; echo err >&2; exit 4'
+      register: failing
+      failed_when: false
+    - name: The results for the test
+      ansible.builtin.copy:
+        dest: {results}
+        mode: "0600"
+        content: "{{{{ {{'rc': failing.rc, 'return_code': failing.return_code, 'stdout': failing.stdout,
+                   'stderr': failing.stderr}} | to_json }}}}"
+"""
+
+
+def test_kubernetes_core_k8s_exec_gets_the_streams_and_the_exit_code(kube_cluster, pod, tmp_path):
+    """kubernetes.core.k8s_exec speaks the WebSocket protocol of the kubernetes Python client (not kubectl's);
+    the collection's roles run their in-Pod checks through it."""
+    results = tmp_path / 'results.json'
+    play = tmp_path / 'play.yml'
+    play.write_text(K8S_EXEC_PLAY.format(python=sys.executable, kubeconfig=kube_cluster.kubeconfig_path, pod=pod,
+                                         results=results), encoding='utf-8')
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
+               ANSIBLE_INVENTORY_UNPARSED_WARNING='False', HOME=str(tmp_path))
+    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(play)], env=env, cwd=str(tmp_path),
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    outcome = json.loads(results.read_text(encoding='utf-8'))
+    assert outcome == {'rc': 4, 'return_code': 4, 'stdout': 'out-hello\n', 'stderr': 'err\n'}, outcome

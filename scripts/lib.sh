@@ -6,6 +6,8 @@ VENV=${GPUDIRECT_VENV:-$ROOT/.venv}
 # GPUDIRECT_BUILD lets several checkouts or people test at once without sharing a build tree.
 BUILD=${GPUDIRECT_BUILD:-$ROOT/build}
 COLLECTION_DIR=$BUILD/ansible_collections/aiinfra/gpudirect
+# The real Kubernetes control plane's binaries (tests/controlplane/build.sh), for the tests run from COLLECTION_DIR.
+export GPUDIRECT_CONTROLPLANE_BIN=$BUILD/controlplane/bin
 PY=${PYTHON:-python3}
 export PATH="$VENV/bin:$PATH"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 ANSIBLE_NOCOLOR=1 PY_COLORS=0
@@ -42,7 +44,7 @@ setup() {
     fi
     get_pip_standin "$VENV" || return 1
     # The real Kubernetes control plane of the GKE and OpenShift tests (built once per machine, then copied).
-    bash "$ROOT/tests/controlplane/build.sh" || return 1
+    bash "$ROOT/tests/controlplane/build.sh" "$GPUDIRECT_CONTROLPLANE_BIN" || return 1
     # The collection as ansible-test and Python imports expect it: .../ansible_collections/aiinfra/gpudirect.
     # A copy (not a symlink): ansible-test resolves the real path of the working directory.
     rm -rf "$COLLECTION_DIR" && mkdir -p "$COLLECTION_DIR"

@@ -204,9 +204,8 @@ def test_the_pools_node_names_come_from_the_clusters_kubernetes_api(sandbox, meg
     """With clusters that come alive (tests/sandbox/kube/gke.py), the module reads the pool's Nodes from the
     cluster's API stand-in (label cloud.google.com/gke-nodepool=gpu), verifying TLS against the cluster CA
     the Container API returned, with its own bearer token (the stand-in refuses a request without one)."""
-    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
-    sandbox.kube = GkeClusters(runtime=PodRuntime(enabled=False), ready_delay=0.1)
+    sandbox.kube = GkeClusters()
     sandbox.kube.sync(sandbox.state)
     token = {'auth_kind': 'accesstoken', 'access_token': 'sandbox-token'}
     result = mega(read_nodes=True, nodes_timeout=60, **token)

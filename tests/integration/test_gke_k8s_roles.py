@@ -144,7 +144,7 @@ class Live:
 def live(tmp_path_factory):
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
     sandbox = Sandbox(latency=0.0, project=PROJECT).start()
-    sandbox.kube = GkeClusters(ready_delay=0)
+    sandbox.kube = GkeClusters()
     try:
         config = tmp_path_factory.mktemp('gcloud-config')
         gcloud = GcloudRunner(sandbox, str(config))

@@ -60,11 +60,10 @@ class PoolHeld:
 
 @pytest.fixture
 def live(tmp_path):
-    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
     sandbox = Sandbox(latency=0.0, project=PROJECT).start()
     sandbox.operation_latency['CREATE_NODE_POOL'] = HELD
-    sandbox.kube = GkeClusters(ready_delay=0.5, runtime=PodRuntime(enabled=False))
+    sandbox.kube = GkeClusters()
     try:
         yield sandbox
     finally:

@@ -42,10 +42,9 @@ def rdma(tmp_path_factory):
     """An A3 Ultra cluster with a DRANET pool that comes alive (no podman: its Pods are never run here), and
     an A3 Ultra cluster without multi-networking."""
     from sandbox import Sandbox  # pylint: disable=import-outside-toplevel
-    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
     sandbox = Sandbox(latency=0.0, project=PROJECT).start()
-    sandbox.kube = GkeClusters(runtime=PodRuntime(enabled=False), ready_delay=0.1)
+    sandbox.kube = GkeClusters()
     try:
         common = connection(sandbox)
         for name, multi in (('ultra', True), ('plain', False)):

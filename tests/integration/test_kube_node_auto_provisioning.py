@@ -36,10 +36,10 @@ CLUSTER_KEY = 'projects/%s/locations/%s/clusters/auto' % (PROJECT, ZONE)
 def standard(tmp_path_factory):
     from sandbox import Sandbox  # pylint: disable=import-outside-toplevel
     from sandbox.client import SandboxClient  # pylint: disable=import-outside-toplevel
-    from sandbox.kube.exec import SyntheticRuntime  # pylint: disable=import-outside-toplevel
+    from sandbox.kube.exec import ExecRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
     sandbox = Sandbox(latency=0.0, project=PROJECT).start()
-    sandbox.kube = GkeClusters(runtime=SyntheticRuntime(lambda pod, container, command: ['true']), ready_delay=0.1)
+    sandbox.kube = GkeClusters(runtime=ExecRuntime(lambda pod, container, command: ['true']))
     try:
         common = {'project': PROJECT, 'auth_kind': 'accesstoken', 'access_token': 'sandbox-token',
                   'container_endpoint': sandbox.container_url, 'compute_endpoint': sandbox.compute_url}

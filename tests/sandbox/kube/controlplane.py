@@ -23,8 +23,10 @@ traffic. Everything the API server, the controller manager and the scheduler do 
 
 import base64
 import ctypes
+import json
 import os
 import pathlib
+import queue
 import secrets
 import shutil
 import signal
@@ -51,9 +53,15 @@ START_TIMEOUT = 180      # seconds for an API server to answer /readyz; generous
 
 
 def bin_dir():
-    """The directory of the built binaries ($GPUDIRECT_BUILD/controlplane/bin or build/controlplane/bin)."""
-    build = os.environ.get('GPUDIRECT_BUILD') or str(ROOT / 'build')
-    return pathlib.Path(build) / 'controlplane' / 'bin'
+    """The directory of the built binaries: $GPUDIRECT_CONTROLPLANE_BIN (scripts/lib.sh sets it), else the
+    checkout's build/controlplane/bin, else that of the checkout whose build/ holds this copy of the tests
+    (scripts/test runs them from build/ansible_collections/aiinfra/gpudirect)."""
+    if os.environ.get('GPUDIRECT_CONTROLPLANE_BIN'):
+        return pathlib.Path(os.environ['GPUDIRECT_CONTROLPLANE_BIN'])
+    for candidate in (ROOT / 'build', ROOT.parents[2]):
+        if (candidate / 'controlplane' / 'bin').is_dir():
+            return candidate / 'controlplane' / 'bin'
+    return ROOT / 'build' / 'controlplane' / 'bin'
 
 
 def binary(name):
@@ -77,6 +85,37 @@ def _die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+class _Spawner:
+    """Starts every control-plane process from one thread that lives as long as this process: Linux sends
+    the parent-death signal when the *thread* that forked a child ends, so children started from a
+    short-lived thread (gke.py starts clusters in the background) would be killed with it."""
+
+    _lock = threading.Lock()
+    _queue = None
+
+    @classmethod
+    def popen(cls, *args, **kwargs):
+        with cls._lock:
+            if cls._queue is None:
+                cls._queue = queue.Queue()
+                threading.Thread(target=cls._serve, name='controlplane-spawner', daemon=True).start()
+        answer = queue.Queue(maxsize=1)
+        cls._queue.put((args, kwargs, answer))
+        result = answer.get()
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    @classmethod
+    def _serve(cls):
+        while True:
+            args, kwargs, answer = cls._queue.get()
+            try:
+                answer.put(subprocess.Popen(*args, preexec_fn=_die_with_parent, **kwargs))  # pylint: disable=consider-using-with
+            except Exception as error:  # pylint: disable=broad-exception-caught
+                answer.put(error)
+
+
 class Processes:
     """The processes of one component set: started with their log files, stopped together."""
 
@@ -86,8 +125,7 @@ class Processes:
 
     def start(self, name, argv, env=None):
         log = open(os.path.join(self.directory, name + '.log'), 'ab')  # pylint: disable=consider-using-with
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,  # pylint: disable=consider-using-with
-                                   preexec_fn=_die_with_parent, env=env, cwd=self.directory)
+        process = _Spawner.popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=self.directory)
         log.close()
         self.running.append((name, process))
         return process
@@ -205,6 +243,7 @@ class ControlPlane:  # pylint: disable=too-many-instance-attributes
         self.url = 'https://127.0.0.1:%d' % self.port
         self.admin_token = secrets.token_hex(16)
         self.exec_socket = os.path.join(self.directory, 'exec.sock')
+        self.audit_log = os.path.join(self.directory, 'audit.log')
         self.log_dir = os.path.join(self.directory, 'pod-logs')
         os.makedirs(self.log_dir)
         self.admin_kubeconfig = os.path.join(self.directory, 'admin.kubeconfig')
@@ -228,6 +267,12 @@ class ControlPlane:  # pylint: disable=too-many-instance-attributes
             # token,user,uid,"group1,group2"
             handle.write('%s,system:admin,admin,"system:masters"\n' % self.admin_token)
             handle.write('%s,%s,sandbox-user,"system:masters,system:authenticated"\n' % (ACCESS_TOKEN, ACCESS_USER))
+        # The clients' requests (anyone but the components' admin), one audit event each when it ends: what
+        # tests read as ``requests`` (which calls a playbook made, whether it wrote).
+        policy = os.path.join(self.directory, 'audit-policy.yaml')
+        with open(policy, 'w', encoding='ascii') as handle:
+            yaml.safe_dump({'apiVersion': 'audit.k8s.io/v1', 'kind': 'Policy', 'omitStages': ['RequestReceived', 'ResponseStarted'],
+                            'rules': [{'level': 'None', 'users': ['system:admin']}, {'level': 'Metadata'}]}, handle)
         etcd = Etcd.shared()
         argv = [
             binary('kube-apiserver'), '--bind-address', '127.0.0.1', '--advertise-address', '127.0.0.1',
@@ -238,6 +283,7 @@ class ControlPlane:  # pylint: disable=too-many-instance-attributes
             '--service-account-key-file', self.pki['sa_pub'], '--service-account-signing-key-file', self.pki['sa_key'],
             '--service-cluster-ip-range', '10.96.0.0/16', '--allow-privileged=true',
             '--kubelet-preferred-address-types', 'InternalIP',
+            '--audit-policy-file', policy, '--audit-log-path', self.audit_log,
             '--profiling=false', '--v', '1']
         if self.admission_plugins:
             argv += ['--enable-admission-plugins', ','.join(self.admission_plugins)]
@@ -290,6 +336,17 @@ class ControlPlane:  # pylint: disable=too-many-instance-attributes
             'Authorization': 'Bearer ' + self.admin_token, 'Content-Type': content_type, 'Accept': 'application/json'})
         with urllib.request.urlopen(request, context=self._context, timeout=timeout) as answer:
             return answer.read()
+
+    def requests(self):
+        """(HTTP method, request URI, user, user agent) of each client request that ended, from the audit log."""
+        methods = {'create': 'POST', 'update': 'PUT', 'patch': 'PATCH', 'delete': 'DELETE', 'deletecollection': 'DELETE'}
+        try:
+            with open(self.audit_log, encoding='utf-8') as handle:
+                events = [json.loads(line) for line in handle if line.endswith('\n')]
+        except FileNotFoundError:
+            return []
+        return [(methods.get(event['verb'], 'GET' if 'objectRef' in event else event['verb'].upper()), event['requestURI'],
+                 event['user'].get('username'), event.get('userAgent', '')) for event in events]
 
     def stop(self):
         self.processes.stop()

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from sandbox.gcloud import kubectl_binary
+from sandbox.kube import KubeHub
 from sandbox.kube.controllers import ClusterControllers
 from sandbox.kube.controlplane import binary
 from sandbox.kube.errors import KubeError
@@ -59,6 +60,23 @@ def test_the_server_is_the_real_kube_apiserver(kube_cluster):
     assert (version['serverVersion']['major'], version['serverVersion']['minor']) == ('1', '34')
     built = subprocess.run([binary('kube-apiserver'), '--version'], capture_output=True, text=True, timeout=60, check=True)
     assert built.stdout.strip() == 'Kubernetes ' + RELEASE
+
+
+def test_an_older_gke_version_runs_emulated_and_serves_no_resource_k8s_io(tmp_path):
+    """A cluster of GKE 1.33 is the same binaries with --emulated-version 1.33 (cluster.py): the APIs of 1.33, so no
+    resource.k8s.io/v1 (GA in 1.34): the DeviceClass DRANET's path needs is not served, which gke_rdma reports.
+    A control plane of its own: the version is fixed when its API server starts."""
+    hub = KubeHub()
+    try:
+        cluster = hub.start_cluster('emulated-1-33', version='1.33.5-gke.1308000')
+        kubeconfig = cluster.write_kubeconfig(str(tmp_path / 'config'))
+        version = json.loads(ok(kubectl(cluster, 'version', '-o', 'json', kubeconfig=kubeconfig)).stdout)['serverVersion']
+        assert (version['gitVersion'], version['emulationMajor'], version['emulationMinor']) == (RELEASE, '1', '33')
+        resources = ok(kubectl(cluster, 'api-resources', '-o', 'name', kubeconfig=kubeconfig)).stdout.split()
+        assert 'pods' in resources and 'daemonsets.apps' in resources
+        assert not [name for name in resources if name.endswith('.resource.k8s.io')], resources
+    finally:
+        hub.stop_all()
 
 
 JOB = '''apiVersion: batch/v1

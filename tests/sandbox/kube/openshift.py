@@ -1,8 +1,11 @@
-"""OpenShift on a standalone Kubernetes API stand-in: what the openshift_rdma role reads and waits on.
+"""OpenShift on a real Kubernetes control plane (controlplane.py): what the openshift_rdma role reads and waits on.
 
 Red Hat's chapter "NVIDIA GPUDirect RDMA" (tests/unit/seeds/openshift-rdma.md, cited by section) runs
 on OpenShift with four operators from OLM.  None of them runs here; this module simulates, on one
-``KubeCluster``, the parts whose API effects the role depends on.  Every rule is marked SIMULATION with
+``KubeCluster``, the parts whose API effects the role depends on, writing through the real API server
+(``cluster.store``: its validation against the vendored CRDs' schemas, its admission) as the cluster's
+admin.  The real kube-controller-manager (garbage collection, namespace deletion), kube-scheduler (the test
+Pods onto the workers by their allocatable) and kwok (Nodes Ready, Pods Running) run beside it.  Every rule is marked SIMULATION with
 what the real component does and what the stand-in does instead.  Status fields are only those the
 operators at the chapter's versions set (NNO v24.10/v25.1, GPU Operator v24.9, SR-IOV and NFD of OCP
 4.16-4.17; OLM v0.2x): no HEAD-only condition is written.
@@ -20,7 +23,7 @@ after Installing, as when its Deployment never becomes available), ``csv_stalls=
 stays Installing), ``bandwidth_gbps`` (what the stand-in ``ib_write_bw`` reports), ``workers``.
 
 What it does not show (README-openshift in the README section): operator pods and DaemonSets (no
-driver container, no device plugin runs: allocatable is written straight onto the Nodes), reboots
+driver container, no device plugin runs: allocatable is patched straight onto the Nodes), reboots
 (nodes stay Ready through MachineConfig and SR-IOV rollouts), admission webhooks of the SR-IOV
 operator, Security Context Constraints, CatalogSource gRPC pods, upgrades between CSVs.
 """
@@ -39,13 +42,16 @@ import yaml
 
 from . import errors
 from .controllers import ClusterControllers, SystemWrites, label_selector_matches
-from .exec import SyntheticRuntime, install_handlers
+from .exec import ExecRuntime
 from .apistore import now_rfc3339
 
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds' / 'openshift'
 TOOLS = pathlib.Path(__file__).resolve().parent / 'openshift_tools.py'
 MARKETPLACE = 'openshift-marketplace'
 MOFED_WAIT = 'network.nvidia.com/operator.mofed.wait'
+TICK_FLOOR = 0.1
+CRD_TIMEOUT = 120        # seconds for a CRD to be served; generous: CI machines are slow and loaded
+SIMULATION_USER = 'system:admin'   # the control plane's admin token: the simulation's writes
 
 # SIMULATION (the OperatorHub catalogs).  Real: the CatalogSources redhat-operators and
 # certified-operators are gRPC registry pods whose bundles the packageserver exposes as PackageManifests.
@@ -89,6 +95,25 @@ NICS = ({'name': 'ens8f0np0', 'vendor': '15b3', 'deviceID': 'a2dc', 'linkType': 
         {'name': 'ibs2f0', 'vendor': '15b3', 'deviceID': 'a2dc', 'linkType': 'IB', 'totalvfs': 16,
          'pciAddress': '0000:b5:00.0', 'rdma': 'mlx5_1'})
 GPUS_PER_NODE = 2
+
+# SIMULATION (PackageManifests are read-only).  Real: OLM's packageserver serves packages.operators.coreos.com/v1
+# as an aggregated API server that implements only get, list and watch: a create, update, patch or delete
+# answers 405 MethodNotAllowed ("the server does not allow this method on the requested resource").  The
+# stand-in serves them from a CRD (crds/openshift/packages.operators.coreos.com) and this policy refuses every
+# write by anyone but the simulation (the admin token's user) with 403 Forbidden, naming the real answer.
+PACKAGE_MANIFESTS_READ_ONLY = (
+    {'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'ValidatingAdmissionPolicy',
+     'metadata': {'name': 'standin-packagemanifests-read-only'},
+     'spec': {'failurePolicy': 'Fail',
+              'matchConstraints': {'resourceRules': [{'apiGroups': ['packages.operators.coreos.com'], 'apiVersions': ['*'],
+                                                      'operations': ['CREATE', 'UPDATE', 'DELETE'], 'resources': ['packagemanifests']}]},
+              'validations': [{'expression': "request.userInfo.username == '%s'" % SIMULATION_USER, 'reason': 'Forbidden',
+                               'message': 'the server does not allow this method on the requested resource (OLM serves '
+                                          'PackageManifests read-only: 405 MethodNotAllowed)'}]}},
+    {'apiVersion': 'admissionregistration.k8s.io/v1', 'kind': 'ValidatingAdmissionPolicyBinding',
+     'metadata': {'name': 'standin-packagemanifests-read-only'},
+     'spec': {'policyName': 'standin-packagemanifests-read-only', 'validationActions': ['Deny']}},
+)
 KERNEL_LINK_TYPE = {'ETH': 'ether', 'IB': 'infiniband'}
 
 
@@ -99,9 +124,9 @@ def _load(relative):
 
 def _tools_argv(simulation):
     """SIMULATION (the container runtime of the test Pods).  Real: CRI-O runs the nvidia-tools image with the
-    RDMA device and the secondary interface.  The stand-in starts no container (the core's SyntheticRuntime:
-    every container reports running at once), and ``pods/exec`` runs tests/sandbox/kube/openshift_tools.py on
-    this host, which answers ``ib_write_bw``, ``ibstat``, ``rdma link show``, ``cat`` and
+    RDMA device and the secondary interface.  The stand-in starts no container (kwok reports every container
+    running), and ``pods/exec`` (kubectl -> kube-apiserver -> kubelet-streams -> exec.py's ExecRuntime) runs
+    tests/sandbox/kube/openshift_tools.py on this host, which answers ``ib_write_bw``, ``ibstat``, ``rdma link show``, ``cat`` and
     ``sh -c 'nohup ... &'`` with synthetic output in the real tools' formats (documented there)."""
     def argv(pod, container, command):
         del container
@@ -123,24 +148,28 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         self.csv_stalls = set(csv_stalls)
         self.bandwidth_gbps = bandwidth_gbps
         self.state_dir = tempfile.mkdtemp(prefix='openshift-tools-')
-        self.runtime = SyntheticRuntime(_tools_argv(self))
-        self.controllers = ClusterControllers(cluster, self.runtime, ready_delay=delay)
+        self.runtime = ExecRuntime(_tools_argv(self))
+        # A pass every ``delay`` seconds (at least TICK_FLOOR: each pass is some twenty reads of the API server).
+        self.controllers = ClusterControllers(cluster, tick=max(delay, TICK_FLOOR))
+        self._crds = set()    # the CRDs (plural.group) the API server serves, read once per pass
         self._since = {}
         # Held by each reconciler pass and by test levers that write several objects: a pass sees all or none.
         self._lock = threading.Lock()
 
     # lifecycle ---------------------------------------------------------------------------------
-    # The operators' reconcilers run on the core's controller loop (controllers.add): one pass sees one
-    # store, after the scheduler, kubelet and DaemonSet controllers.
+    # The operators' reconcilers run on the core's controller loop (controllers.add), level-triggered: each
+    # pass reads what it needs from the API server and writes what differs.  The real kube-controller-manager,
+    # kube-scheduler and kwok run beside it (Nodes Ready, Pods scheduled and Running).
     def start(self):
         self.install_platform()
-        install_handlers(self.cluster, self.runtime)
+        self.runtime.serve(self.cluster.plane)
         self.controllers.add(self.reconcile)
         self.controllers.start()
         return self
 
     def stop(self):
         self.controllers.stop()
+        self.runtime.stop()
 
     @property
     def errors(self):
@@ -150,14 +179,21 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
     def reconcile(self, store=None):
         del store   # the core passes its store: the same as self.store
         with self._lock:
-            self.olm()
-            self.nfd()
-            self.network_operator()
-            self.sriov_operator()
-            self.gpu_operator()
-            self.machine_config_pools()
-            self.node_status()
-            self.multus()
+            try:
+                self._crds = self._served_crds()
+                self.olm()
+                self.nfd()
+                self.network_operator()
+                self.sriov_operator()
+                self.gpu_operator()
+                self.machine_config_pools()
+                self.node_status()
+                self.multus()
+            except errors.KubeError as error:
+                # 429: the API server's "storage is (re)initializing" (a CRD someone just created) or its
+                # throttling; the next pass retries, as a real controller requeues.
+                if error.code != 429:
+                    raise
 
     # store helpers -------------------------------------------------------------------------------
     def _update(self, obj):
@@ -168,10 +204,17 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                 return None
             raise
 
+    def _served_crds(self):
+        return {crd['metadata']['name'] for crd in self.store.list('customresourcedefinitions.apiextensions.k8s.io')
+                if any(c['type'] == 'Established' and c['status'] == 'True' for c in (crd.get('status') or {}).get('conditions') or [])}
+
     def _serves(self, ref):
+        """Whether the API server serves the custom resource ``ref`` (as of this pass's read of the CRDs)."""
+        if ref not in self._crds:
+            return False
         try:
             return self.store.resource(ref) is not None
-        except (errors.KubeError, KeyError):
+        except KeyError:   # Established, not yet in discovery: the next pass
             return False
 
     def _list(self, ref, namespace=None):
@@ -183,9 +226,24 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         return now - self._since.setdefault(key, now) >= self.delay
 
     def _install_crd(self, relative):
+        """Create the vendored CRD unless it exists, and return once the API server serves it (Established, in
+        discovery, its storage ready: a list answers), as OLM's InstallPlan waits for a bundle's CRDs before the
+        CSV goes on."""
         crd = _load(relative)
-        if self.store.get('customresourcedefinitions.apiextensions.k8s.io', crd['metadata']['name']) is None:
+        name = crd['metadata']['name']
+        if self.store.get('customresourcedefinitions.apiextensions.k8s.io', name) is None:
             self._create(crd)
+        deadline = time.monotonic() + CRD_TIMEOUT
+        while True:
+            try:
+                self.store.list(name)
+                self._crds.add(name)
+                return
+            except (KeyError, errors.KubeError) as error:
+                # KeyError: not in discovery yet; 429 "storage is (re)initializing": its watch cache is starting.
+                if isinstance(error, errors.KubeError) and error.code != 429 or time.monotonic() > deadline:
+                    raise RuntimeError('CRD %s not served after %d s: %s' % (name, CRD_TIMEOUT, error)) from None
+                time.sleep(0.1)
 
     # platform ------------------------------------------------------------------------------------
     def install_platform(self):
@@ -193,19 +251,18 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         installs OLM, the MCO and their CRDs, the marketplace's CatalogSources, ClusterVersion ``version`` and
         the worker/master MachineConfigPools; workers register as Nodes.  The stand-in creates these at start:
         OLM's CRDs (Subscription, OperatorGroup, InstallPlan, ClusterServiceVersion, CatalogSource), the
-        PackageManifest resource (read-only, as OLM's packageserver serves it: writes answer 405
-        MethodNotAllowed), MachineConfig/MachineConfigPool, ClusterVersion
+        PackageManifest resource (see PACKAGE_MANIFESTS_READ_ONLY), MachineConfig/MachineConfigPool, ClusterVersion
         with ``status.desired.version`` = the given version, CatalogSources reporting READY, one PackageManifest
-        per package, and ``workers`` Ready worker Nodes."""
+        per package, and ``workers`` worker Nodes (kwok makes them Ready)."""
         for relative in ('operators.coreos.com/%s.yaml' % kind for kind in
                          ('CatalogSource', 'Subscription', 'OperatorGroup', 'InstallPlan', 'ClusterServiceVersion')):
             self._install_crd(relative)
         for relative in ('machineconfiguration.openshift.io/MachineConfig.yaml',
                          'machineconfiguration.openshift.io/MachineConfigPool.yaml', 'config.openshift.io/ClusterVersion.yaml',
-                         'k8s.cni.cncf.io/NetworkAttachmentDefinition.yaml'):
+                         'k8s.cni.cncf.io/NetworkAttachmentDefinition.yaml', 'packages.operators.coreos.com/PackageManifest.yaml'):
             self._install_crd(relative)
-        if not self._serves('packagemanifests.packages.operators.coreos.com'):
-            self.cluster.add_readonly('packages.operators.coreos.com/v1', 'packagemanifests', 'PackageManifest')
+        for obj in PACKAGE_MANIFESTS_READ_ONLY:
+            self._create(copy.deepcopy(obj))
         self._create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': MARKETPLACE}})
         for source in ('redhat-operators', 'certified-operators'):
             stored = self._create({'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'CatalogSource',
@@ -221,6 +278,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                                        'labels': {'catalog': entry['source'], 'catalog-namespace': MARKETPLACE}},
                           'spec': {},
                           'status': {'catalogSource': entry['source'], 'catalogSourceNamespace': MARKETPLACE,
+                                     'catalogSourceDisplayName': entry['source'], 'catalogSourcePublisher': 'Red Hat',
                                      'packageName': package, 'defaultChannel': entry['default'],
                                      'channels': [{'name': name, 'currentCSV': csv} for name, csv in entry['channels'].items()]}})
         stored = self._create({'apiVersion': 'config.openshift.io/v1', 'kind': 'ClusterVersion', 'metadata': {'name': 'version'},
@@ -240,6 +298,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                                    'nodeSelector': {'matchLabels': {'node-role.kubernetes.io/%s' % role: ''}}}})
         for name in self.workers:
             self._create({'apiVersion': 'v1', 'kind': 'Node',
+                          # kwok (--manage-all-nodes) takes every Node: it writes the conditions and keeps the Lease.
                           'metadata': {'name': name, 'labels': {'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux',
                                                                 'kubernetes.io/arch': 'amd64', 'node-role.kubernetes.io/worker': ''}},
                           'spec': {'podCIDR': '10.128.%d.0/23' % (2 * self.workers.index(name) + 2)}})
@@ -691,7 +750,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         each device plugin's resources: rdma/<resourceName> (rdmaHcaMax per matching device) from the RDMA
         shared device plugin, nvidia.com/hostdev (one per matching PF) or openshift.io/<resourceName> (one per
         VF) from the SR-IOV device plugin, nvidia.com/gpu from the GPU device plugin.  The stand-in computes
-        those numbers from the CRs' selectors against NICS, and writes them with Ready conditions."""
+        those numbers from the CRs' selectors against NICS and writes them (kwok writes the conditions)."""
         policy = self._policy()
         nic_ready = policy is not None and (policy.get('status') or {}).get('state') == 'ready'
         for name in self.workers:
@@ -718,18 +777,20 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
             capacity = dict({'cpu': '64', 'memory': '527952636Ki', 'pods': '250', 'ephemeral-storage': '937140548Ki',
                              'hugepages-1Gi': '0', 'hugepages-2Mi': '0'}, **extended)
             allocatable = dict(capacity, cpu='63500m', memory='526801660Ki')
-            created = node['metadata']['creationTimestamp']
+            # kwok writes the conditions, heartbeats and the kubelet endpoint (kubelet-streams, on 127.0.0.1, the
+            # address the API server reaches it at); the stand-in only what a kubelet reports of its machine.
             status = {'capacity': capacity, 'allocatable': allocatable,
-                      'addresses': [{'type': 'InternalIP', 'address': '10.0.0.%d' % (self.workers.index(name) + 10)},
-                                    {'type': 'Hostname', 'address': name}],
-                      'conditions': [{'type': 'Ready', 'status': 'True', 'reason': 'KubeletReady', 'message': 'kubelet is posting ready status',
-                                      'lastHeartbeatTime': created, 'lastTransitionTime': created}],
-                      'daemonEndpoints': {'kubeletEndpoint': {'Port': 10250}},
+                      'addresses': [{'type': 'InternalIP', 'address': '127.0.0.1'}, {'type': 'Hostname', 'address': name}],
                       'nodeInfo': {'architecture': 'amd64', 'bootID': name, 'containerRuntimeVersion': 'cri-o://1.30.6',
                                    'kernelVersion': '5.14.0-427.44.1.el9_4.x86_64', 'kubeProxyVersion': 'v' + self.cluster.version,
                                    'kubeletVersion': 'v' + self.cluster.version, 'machineID': name, 'operatingSystem': 'linux',
                                    'osImage': 'Red Hat Enterprise Linux CoreOS 417.94', 'systemUUID': name}}
-            self._update_status(node, status)
+            current = node.get('status') or {}
+            if any(current.get(key) != value for key, value in status.items()):
+                # A merge patch keeps keys it does not name: a device plugin's resource that went is named null.
+                for key in ('capacity', 'allocatable'):
+                    status[key].update({gone: None for gone in current.get(key) or {} if gone not in status[key]})
+                self._write_unless_stale(lambda obj, status=status: self.store.patch_status(obj, status), node)
 
     @staticmethod
     def _device_plugin_resources(spec):

@@ -1,14 +1,14 @@
-"""Start a stand-in OpenShift (a standalone Kubernetes API stand-in with openshift.py's simulation) and
-keep it up until interrupted; prints ``openshift on URL kubeconfig PATH``.  Used by ``scripts/demo
-openshift_rdma.yml``.
+"""Start a stand-in OpenShift (a real Kubernetes control plane, controlplane.py, with openshift.py's
+simulation of OLM and the operators) and keep it up until interrupted; prints ``openshift on URL
+kubeconfig PATH``.  Used by ``scripts/demo openshift_rdma.yml``.
 
     python tests/sandbox/kube/openshift_run.py [--kubeconfig PATH] [--delay SECONDS]
 """
 
 import sys
 
-# Run as a script, this file's directory would come first on sys.path, and its selectors.py would hide
-# the standard library's: put tests/ there instead before anything else is imported.
+# Run as a script, this file's directory would come first on sys.path (its modules, such as exec.py and
+# errors.py, importable as top-level names): put tests/ there instead, so that sandbox.kube imports as a package.
 sys.path[0] = __file__.rsplit('/', 3)[0]
 
 import argparse  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order

@@ -51,19 +51,18 @@ MULTI_NETWORK = {'gke_rdma_networking': 'multi_network', 'gke_rdma_network_prefi
 # A threshold the stand-in's synthetic table meets, and no network evidence asked (the table has no NET lines).
 SYNTHETIC_PASS = {'gke_rdma_nccl_test': True, 'gke_rdma_nccl_require_network_evidence': False,
                   'gke_rdma_nccl_thresholds': {'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}}
-TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'images', 'kube-pod', 'tools')
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox', 'kube', 'pod-tools')
 SEED_COMMAND = '/usr/local/gib/scripts/run_nccl_tests.sh -t all_gather -b 1K -e 8G nccl-host-1 nccl-host-2'
 EXECS = []
 
 
 def stand_in_exec(pod, container, command):
-    """The stand-in image's NCCL wrapper, run on this host, for seed 001's command in container ``test``; else exit 127."""
+    """The stand-in NCCL wrapper (pod-tools/nccl_tests.sh), run on this host under the seed's name for seed 001's
+    command in container ``test``; else exit 127."""
     EXECS.append((pod['metadata']['name'], container, command))
     if container != 'test' or command != SEED_COMMAND.split():
         return ['sh', '-c', 'echo "stand-in: no such command in this test: $*" >&2; exit 127', 'exec', *command]
-    with open(os.path.join(TOOLS, 'nccl_tests.sh'), encoding='utf-8') as handle:
-        script = handle.read().replace('/standin/label', os.path.join(TOOLS, 'label'))
-    return ['sh', '-c', script, *command]
+    return ['env', 'STANDIN_TOOLS=' + TOOLS, 'sh', '-c', '. "$STANDIN_TOOLS/nccl_tests.sh"', *command]
 
 
 @pytest.fixture(scope='module')
@@ -235,16 +234,21 @@ def vendor_and_ours_through_kubectl(ultra):
         if key[0] == 'Pod':
             test, vendor_test = mine['spec']['containers'][0], theirs['spec']['containers'][0]
             # kubectl too keeps only the last `resources:` of the vendor file; the server defaults a Pod's missing requests
-            # from its limits (SetDefaults_Pod; the stand-in does not print quantities as strings, as the real one would).
-            assert vendor_test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': {'nvidia.com/gpu': 8}}
-            assert test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': {'cpu': '150m', 'nvidia.com/gpu': 8}}
+            # from its limits (SetDefaults_Pod) and answers every quantity as a string.
+            assert vendor_test['resources'] == {'limits': {'nvidia.com/gpu': '8'}, 'requests': {'nvidia.com/gpu': '8'}}
+            assert test['resources'] == {'limits': {'nvidia.com/gpu': '8'}, 'requests': {'cpu': '150m', 'nvidia.com/gpu': '8'}}
             # The file ends without a line break, inside nccl-test-host-2's `args: |` block: kubectl's YAML reader ends
             # that block with one, PyYAML (the role's) does not; the shell runs the same lines.
             if test['args'] != vendor_test['args']:
                 assert key == ('Pod', 'nccl-test-host-2') and [a + '\n' for a in test['args']] == vendor_test['args']
             mine['spec']['containers'][0] = dict(test, image=vendor_test['image'], resources=vendor_test['resources'],
                                                  args=vendor_test['args'])
-        assert mine['spec'] == theirs['spec'], key
+        # The ServiceAccount admission plugin mounts the API token in a volume with a random name (kube-api-access-XXXXX).
+        assert same_token_volume(mine['spec']) == same_token_volume(theirs['spec']), key
+
+
+def same_token_volume(spec):
+    return json.loads(re.sub(r'kube-api-access-[a-z0-9]{5}', 'kube-api-access-', json.dumps(spec)))
 
 
 def seed_manifests_are_stored_as_the_roles(ultra):

@@ -83,8 +83,9 @@ def pool_bodies(compute_class, index, catalog, zones, project):
     auto-created GPU nodes), ``spot``, ``reservations`` (affinity, names, blocks; the zones the reservation names
     become the pool's locations), ``gpuDirect: rdma`` (gpuDirectConfig RDMA), ``acceleratorNetworkProfile``,
     ``nodePoolConfig.dra.networking.enabled`` (the DRANET node label), ``nodePoolConfig.nodeLabels``, the label
-    ``cloud.google.com/compute-class: NAME``, ``autoscaling.autoprovisioned: true``.  Node count: set by the caller.
-    Not simulated: minCores/minMemoryGb, storage, placement, maxRunDurationSeconds, nodeSystemConfig, taints."""
+    ``cloud.google.com/compute-class: NAME``, the taint ``cloud.google.com/compute-class=NAME:NoSchedule``,
+    ``autoscaling.autoprovisioned: true``.  Node count: set by the caller.
+    Not simulated: minCores/minMemoryGb, storage, placement, maxRunDurationSeconds, nodeSystemConfig."""
     spec = compute_class.get('spec') or {}
     priority = (spec.get('priorities') or [])[index]
     pool_config = spec.get('nodePoolConfig') or {}
@@ -92,7 +93,8 @@ def pool_bodies(compute_class, index, catalog, zones, project):
     labels = dict(pool_config.get('nodeLabels') or {}, **{COMPUTE_CLASS_LABEL: name})
     if ((pool_config.get('dra') or {}).get('networking') or {}).get('enabled'):
         labels[DRANET_LABEL] = 'true'
-    config = {'labels': labels}
+    # GKE taints the nodes it creates for a class; its Pod admission adds the toleration (admission.py).
+    config = {'labels': labels, 'taints': [{'key': COMPUTE_CLASS_LABEL, 'value': name, 'effect': 'NO_SCHEDULE'}]}
     if priority.get('spot'):
         config['spot'] = True
     if (priority.get('gpuDirect') or '').lower() == 'rdma':

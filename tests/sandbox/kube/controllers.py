@@ -274,7 +274,12 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             self._wake.clear()
             try:
                 self.reconcile()
-            except (OSError, errors.KubeError) as error:
+            except errors.KubeError as error:
+                # 429 "storage is (re)initializing": a CRD established a moment ago, whose storage the API server
+                # is still starting; the real controllers requeue and so does the next pass.
+                if error.code != 429 and not self._stop.is_set():
+                    self.errors.append('%s: %s' % (type(error).__name__, error))
+            except OSError as error:
                 # The API server stopping under a pass (a cluster being deleted): the next pass, if any, retries.
                 if not self._stop.is_set():
                     self.errors.append('%s: %s' % (type(error).__name__, error))
@@ -626,8 +631,33 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         autopilot = bool((gke_cluster.get('autopilot') or {}).get('enabled'))
         for name, pods in sorted(waiting.items()):
             compute_class = self.store.get(autoprovisioning.COMPUTE_CLASSES, name)
-            if compute_class is not None and autoprovisioning.auto_creation_allowed(compute_class, autopilot):
+            pods = self._without_room(pods, name, gke_cluster, pools, project)
+            if pods and compute_class is not None and autoprovisioning.auto_creation_allowed(compute_class, autopilot):
                 self._provision(compute_class, pods, gke_cluster, pools, project)
+
+    def _without_room(self, pods, class_name, gke_cluster, pools, project):
+        """The Pods that fit on no node of the class's pools, those registered and those still coming up (a pool
+        resized a moment ago, its Node not yet registered or not yet retried by the scheduler): the cluster
+        autoscaler counts such upcoming nodes before it scales up again.  One Pod per node, in order."""
+        stored = {node['metadata']['name']: node for node in self.store.list('nodes', label_selector='%s=%s' % (
+            autoprovisioning.COMPUTE_CLASS_LABEL, class_name))}
+        bound = self.store.list('pods')
+        candidates = []
+        for pool in pools:
+            if ((pool.get('config') or {}).get('labels') or {}).get(autoprovisioning.COMPUTE_CLASS_LABEL) != class_name:
+                continue
+            for zone_index, zone in enumerate(pool.get('locations') or []):
+                for index in range(int(pool.get('initialNodeCount') or 0)):
+                    node = node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus=False)
+                    candidates.append(stored.get(node['metadata']['name'], node))
+        left = []
+        for pod in pods:
+            room = next((node for node in candidates if not self._filter(pod, node, bound)), None)
+            if room is None:
+                left.append(pod)
+            else:
+                candidates.remove(room)
+        return left
 
     def _provision(self, compute_class, pods, gke_cluster, pools, project):
         existing = {pool['name']: pool for pool in pools}

@@ -62,6 +62,10 @@ class ExecRuntime:
     def serve(self, plane):
         self._plane = plane
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:   # a runtime that served this cluster before
+            os.unlink(plane.exec_socket)
+        except FileNotFoundError:
+            pass
         self._server.bind(plane.exec_socket)
         self._server.listen(16)
         self._thread = threading.Thread(target=self._accept, name='exec-%s' % plane.key, daemon=True)

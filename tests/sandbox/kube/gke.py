@@ -34,6 +34,7 @@ import types
 from .. import container
 from ..errors import ApiError
 
+from .admission import PodAdmission
 from .cluster import KubeHub
 from .controllers import ClusterControllers, ComputeView
 from .exec import StandinTools
@@ -61,6 +62,7 @@ class LiveCluster:  # pylint: disable=too-few-public-methods
         self.key = key
         self.kube = None
         self.controllers = None
+        self.admission = None
         self.runtime = gke.runtime_factory()
         self.seen = None
         self.error = None
@@ -71,6 +73,7 @@ class LiveCluster:  # pylint: disable=too-few-public-methods
     def _start(self, gke, version):
         try:
             self.kube = gke.hub.start_cluster(self.key, version=version, admission_plugins=GKE_ADMISSION_PLUGINS)
+            self.admission = PodAdmission(self.kube.plane).start()
             self.runtime.serve(self.kube.plane)
             self.controllers = ClusterControllers(self.kube)
             self.controllers.node_pools = NodePools(gke, self.key)
@@ -92,6 +95,8 @@ class LiveCluster:  # pylint: disable=too-few-public-methods
             self.controllers.stop()
         self.runtime.stop()
         hub.stop_cluster(self.key)
+        if self.admission is not None:   # after the API server: it must not admit a Pod past GKE's rules
+            self.admission.stop()
 
 
 class GkeClusters:

@@ -8,16 +8,20 @@ import json
 import os
 import re
 import resource
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 import yaml
 from PIL import Image
 
 from sandbox.kube import KubeHub
-from sandbox.kube.openshift import OpenShiftSimulation, PACKAGES
+from sandbox.kube.controlplane import ACCESS_TOKEN
+from sandbox.kube.openshift import OpenShiftSimulation, PACKAGES, SRIOV_NETWORK_FINALIZER
 
 from playbook_runner import collection_root, collections_path
 from waiting import wait_until
@@ -210,6 +214,35 @@ def test_six_configurations_end_to_end_check_mode_rerun_switch_slow_fabric_and_t
     sys.stderr.write('openshift_rdma playbook runs: %s\n' % json.dumps(timings))
 
 
+def test_operator_teardown_names_what_holds_a_namespace_and_completes_once_it_goes(openshift):
+    """A SriovNetwork someone else made holds the SR-IOV operator's finalizer; while the operator does not run (the
+    stand-in's reconcilers paused) its namespace cannot go: the teardown fails naming the namespace, the kind and
+    the finalizer that hold it, and once the operator runs again the same teardown completes."""
+    installed = openshift.run(args=['--tags', 'operators'])
+    assert installed.returncode == 0, _out(installed)
+    store, namespace = openshift.cluster.store, 'openshift-sriov-network-operator'
+    store.create({'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovNetwork', 'metadata': {'name': 'someone-elses', 'namespace': namespace},
+                  'spec': {'resourceName': 'theirs', 'networkNamespace': 'default', 'ipam': '{}'}})
+    wait_until(lambda: SRIOV_NETWORK_FINALIZER in (store.get('sriovnetworks.sriovnetwork.openshift.io', 'someone-elses', namespace)['metadata']
+                                                   .get('finalizers') or []), 'the SR-IOV operator to hold its SriovNetwork', timeout=60)
+    teardown = {'openshift_rdma_teardown_operators': True}
+    openshift.sim.controllers.pause('reconcile')
+    try:
+        held = openshift.run('openshift_rdma_teardown.yml', extra=dict(teardown, openshift_rdma_timeouts={'olm': 30}))
+    finally:
+        openshift.sim.controllers.resume('reconcile')
+    assert held.returncode != 0
+    assert "The operators' namespaces were not removed in 30 s: " in held.stdout, _out(held)
+    shown = held.stdout.split("namespaces were not removed", 1)[1]
+    assert namespace + ' (' in shown and 'sriovnetworks.sriovnetwork.openshift.io has 1 resource instances' in shown, _out(held)
+    assert 'finalizers remaining: %s in 1 resource instances' % SRIOV_NETWORK_FINALIZER in shown, _out(held)
+
+    done = openshift.run('openshift_rdma_teardown.yml', extra=teardown)
+    assert done.returncode == 0, _out(done)
+    assert [name for name in ('openshift-nfd', namespace, 'nvidia-network-operator', 'nvidia-gpu-operator')
+            if openshift.get('namespaces', name) is not None] == []
+
+
 def _title(openshift, network):
     """How the role names a removed network object: KIND NAME, or KIND NAMESPACE/NAME."""
     plural, name, namespace = network
@@ -221,6 +254,38 @@ def _removed_in_diff(openshift, run, network):
     """The --diff output of the run shows the network object deleted: its definition before, nothing after."""
     header = '--- before: {0}\n+++ after: {0} (deleted)\n'.format(_title(openshift, network))
     return header in run.stdout and '-        "name": "%s",' % network[1] in run.stdout.split(header, 1)[-1]
+
+
+def _as_user(openshift, method, path, body=None):
+    """One request with the kubeconfig's token (the test user, not the simulation): (HTTP code, Status or object)."""
+    request = urllib.request.Request(openshift.cluster.url + path, method=method, data=None if body is None else json.dumps(body).encode(),
+                                     headers={'Authorization': 'Bearer ' + ACCESS_TOKEN, 'Accept': 'application/json',
+                                              'Content-Type': 'application/merge-patch+json' if method == 'PATCH' else 'application/json'})
+    try:
+        with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=openshift.cluster.ca_file), timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_package_manifests_are_read_only_for_users(openshift):
+    """OLM's packageserver serves PackageManifests for reading only; the stand-in refuses a user's create, patch and delete
+    (403, naming the real 405 MethodNotAllowed) and keeps its catalog as it was."""
+    base = '/apis/packages.operators.coreos.com/v1/namespaces/openshift-marketplace/packagemanifests'
+    code, listed = _as_user(openshift, 'GET', base)
+    assert code == 200 and sorted(item['metadata']['name'] for item in listed['items']) == sorted(PACKAGES)
+    before = openshift.get('packagemanifests.packages.operators.coreos.com', 'nfd', 'openshift-marketplace')
+    # The policy is in force once the API server has read it (a moment after the simulation created it).
+    wait_until(lambda: _as_user(openshift, 'DELETE', base + '/nfd')[0] == 403, 'PackageManifest deletes to be refused', timeout=60, interval=0.5)
+    copied = {'apiVersion': 'packages.operators.coreos.com/v1', 'kind': 'PackageManifest',
+              'metadata': {'name': 'mine', 'namespace': 'openshift-marketplace'}, 'status': before['status']}
+    for method, path, body in (('DELETE', base + '/nfd', None), ('PATCH', base + '/nfd', {'status': {'defaultChannel': 'alpha'}}),
+                               ('POST', base, copied)):
+        code, status = _as_user(openshift, method, path, body)
+        assert code == 403 and status['reason'] == 'Forbidden', (method, code, status)
+        assert 'the server does not allow this method on the requested resource' in status['message'] and '405' in status['message']
+    assert openshift.get('packagemanifests.packages.operators.coreos.com', 'nfd', 'openshift-marketplace') == before
+    assert openshift.get('packagemanifests.packages.operators.coreos.com', 'mine', 'openshift-marketplace') is None
 
 
 def test_failed_csv_stops_at_once_naming_operator_phase_and_message(tmp_path):

@@ -95,6 +95,7 @@ NICS = ({'name': 'ens8f0np0', 'vendor': '15b3', 'deviceID': 'a2dc', 'linkType': 
         {'name': 'ibs2f0', 'vendor': '15b3', 'deviceID': 'a2dc', 'linkType': 'IB', 'totalvfs': 16,
          'pciAddress': '0000:b5:00.0', 'rdma': 'mlx5_1'})
 GPUS_PER_NODE = 2
+SRIOV_NETWORK_FINALIZER = 'netattdef.finalizers.sriovnetwork.openshift.io'
 
 # SIMULATION (PackageManifests are read-only).  Real: OLM's packageserver serves packages.operators.coreos.com/v1
 # as an aggregated API server that implements only get, list and watch: a create, update, patch or delete
@@ -575,8 +576,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                              'spec': body})
 
     def _orphan_nads(self, kinds):
-        """Real operators delete the NAD when its network object goes (NNO: finalizer; SR-IOV: finalizer);
-        the stand-in removes NADs whose owner object is gone."""
+        """NNO deletes the NAD when its network object goes; the stand-in removes NADs whose owner object is gone."""
         if not self._serves('network-attachment-definitions.k8s.cni.cncf.io'):
             return
         for nad in self.store.list('network-attachment-definitions.k8s.cni.cncf.io'):
@@ -596,8 +596,11 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         SriovNetworkNodePolicy makes the daemon create numVfs VFs on the PFs its nicSelector matches (drain,
         maybe reboot): ``syncStatus`` InProgress -> Succeeded (or Failed with ``lastSyncError``), and the
         device plugin reports ``openshift.io/<resourceName>`` = numVfs; SriovNetwork / SriovIBNetwork render a
-        NAD (CNI sriov / ib-sriov) in ``networkNamespace``.  The stand-in: the same objects and fields; the sync
-        takes ``delay`` seconds; numVfs above totalvfs fails the sync as the daemon does; no drain, no reboot."""
+        NAD (CNI sriov / ib-sriov) in ``networkNamespace``, holding them with the finalizer
+        ``netattdef.finalizers.sriovnetwork.openshift.io`` until it has deleted that NAD (k8snetworkplumbingwg/
+        sriov-network-operator controllers/generic_network_controller.go, NETATTDEFFINALIZERNAME).  The stand-in:
+        the same objects, fields and finalizer; the sync takes ``delay`` seconds; numVfs above totalvfs fails the
+        sync as the daemon does; no drain, no reboot."""
         config = None
         if self._serves('sriovoperatorconfigs.sriovnetwork.openshift.io'):
             config = self.store.get('sriovoperatorconfigs.sriovnetwork.openshift.io', 'default', 'openshift-sriov-network-operator')
@@ -613,17 +616,24 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         for kind, cni in (('sriovnetworks', 'sriov'), ('sriovibnetworks', 'ib-sriov')):
             for network in self._list('%s.sriovnetwork.openshift.io' % kind):
                 spec = network.get('spec') or {}
+                namespace = spec.get('networkNamespace') or 'default'
+                if network['metadata'].get('deletionTimestamp'):
+                    # The operator's finalizer: the NAD goes first, then the finalizer, then the object.
+                    self.store.delete('network-attachment-definitions.k8s.cni.cncf.io', network['metadata']['name'], namespace)
+                    self._set_finalizer(network, SRIOV_NETWORK_FINALIZER, False)
+                    continue
+                network = self._set_finalizer(network, SRIOV_NETWORK_FINALIZER, True)
+                if network is None:
+                    continue
                 config_body = {'cniVersion': '0.3.1', 'name': network['metadata']['name'], 'type': cni,
                                'ipam': json.loads(spec.get('ipam') or '{}')}
                 if cni == 'sriov':
                     config_body['vlan'] = spec.get('vlan', 0)
                 else:
                     config_body['link_state'] = spec.get('linkState', 'auto')
-                self._nad(network, spec.get('networkNamespace') or 'default', config_body,
+                self._nad(network, namespace, config_body,
                           {'k8s.v1.cni.cncf.io/resourceName': 'openshift.io/%s' % spec.get('resourceName')})
-        self._orphan_nads({'SriovNetwork': ('sriovnetworks.sriovnetwork.openshift.io', 'openshift-sriov-network-operator'),
-                           'SriovIBNetwork': ('sriovibnetworks.sriovnetwork.openshift.io', 'openshift-sriov-network-operator'),
-                           'MacvlanNetwork': ('macvlannetworks.mellanox.com', None),
+        self._orphan_nads({'MacvlanNetwork': ('macvlannetworks.mellanox.com', None),
                            'HostDeviceNetwork': ('hostdevicenetworks.mellanox.com', None),
                            'IPoIBNetwork': ('ipoibnetworks.mellanox.com', None)})
 
@@ -894,4 +904,4 @@ def start_openshift(hub, name='openshift', version='4.17.0', kube_version='1.30.
     return cluster, OpenShiftSimulation(cluster, version=version, **options).start()
 
 
-__all__ = ['OpenShiftSimulation', 'start_openshift', 'PACKAGES', 'NICS']
+__all__ = ['OpenShiftSimulation', 'start_openshift', 'PACKAGES', 'NICS', 'SRIOV_NETWORK_FINALIZER']

@@ -237,12 +237,12 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
 
         # 6b. A DaemonSet that does not become ready in time (the kubelet paused, a new image rolling out): the wait
         #     ends, and the check names the DaemonSet's verdict and the GPU nodes without a ready Pod of it.
-        live.controllers.pause('kubelet')
+        live.kube().plane.pause('kwok')   # every node's kubelet frozen: the new Pods stay Pending
         try:
             stuck = _tcpxo(gke_gpudirect_plugin_image=image.replace('v1.0.14', 'v1.0.13'), gke_gpudirect_wait_retries=2)
             run, counts = live.play('gpud', 'gke_gpudirect', stuck)
         finally:
-            live.controllers.resume('kubelet')
+            live.kube().plane.resume('kwok')
         assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
         assert re.search(r'nccl-tcpxo-installer: pending: DaemonSet kube-system/nccl-tcpxo-installer \w+ \d of 2; '
                          r'GPU nodes without a ready nccl-tcpxo-installer Pod: \S+', run.stdout), run.stdout[-4000:]

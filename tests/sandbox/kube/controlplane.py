@@ -136,6 +136,11 @@ class Processes:
             if process.poll() is not None:
                 raise RuntimeError('%s exited with %s:\n%s' % (name, process.returncode, self.tail(name)))
 
+    def signal(self, name, number):
+        for running, process in self.running:
+            if running == name and process.poll() is None:
+                process.send_signal(number)
+
     def tail(self, name, lines=30):
         try:
             with open(os.path.join(self.directory, name + '.log'), encoding='utf-8', errors='replace') as handle:
@@ -350,6 +355,16 @@ class ControlPlane:  # pylint: disable=too-many-instance-attributes
         return [(methods.get(event['verb'], 'GET' if 'objectRef' in event else event['verb'].upper()), event['requestURI'],
                  event['user'].get('username'), event.get('userAgent', '')) for event in events]
 
+    def pause(self, name):
+        """Freeze one component (SIGSTOP) until resume(): 'kwok' is every node's kubelet paused at once (no Pod
+        status moves on, leases stop being renewed), 'kube-controller-manager' or 'kube-scheduler' a stuck controller."""
+        self.processes.signal(name, signal.SIGSTOP)
+
+    def resume(self, name):
+        self.processes.signal(name, signal.SIGCONT)
+
     def stop(self):
+        for name, _process in self.processes.running:   # a frozen process does not act on SIGTERM
+            self.processes.signal(name, signal.SIGCONT)
         self.processes.stop()
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -1,25 +1,25 @@
-"""Simulated controllers of a stand-in cluster: nodes from GKE node pools, what GKE installs, the
-scheduler, the kubelet (through exec.py's podman containers), and the DaemonSet, Deployment and Job
-controllers, at the level the seeds' manifests and the collection's waits need.
+"""What GKE runs beside a cluster's control plane, as controllers of the real API server: Nodes from the
+node pools of the Container API sandbox, what GKE installs, GKE's multi-network controllers, DRANET's
+ResourceSlices and node pool auto-creation for ComputeClasses.  The Kubernetes controllers themselves
+(DaemonSet, Deployment, Job, garbage collection, namespace deletion), scheduling and the Pods' lifecycle are the
+real kube-controller-manager, kube-scheduler and kwok (controlplane.py).
 
 Every rule below is marked SIMULATION with what the real component does and what the stand-in does
 instead; README-runtime.md lists them all with what the stand-in cannot show.  One thread per cluster
-runs them all: it wakes on every store change (``store.subscribe()``) and every ``TICK`` seconds
-(delays), and reconciles from scratch each time (level-triggered, like the real controllers), writing
-only what differs, so a quiet cluster makes no writes.
+runs them all, every ``TICK`` seconds or at once when woken, and reconciles from scratch each time
+(level-triggered, like the real controllers), writing only what differs, so a quiet cluster makes no writes.
 
 Use::
 
-    controllers = ClusterControllers(cluster, runtime, ready_delay=0.3).start()
+    controllers = ClusterControllers(cluster).start()
     controllers.set_gke(gke_cluster_dict, [node_pool_dict, ...], project)   # GKE: nodes follow the pools
-    controllers.stop()                                                      # also removes the containers
+    controllers.stop()
 
 Hooks for other simulations (openshift.py) and for tests::
 
-    controllers.add(fn)            # fn(store) runs on this loop after the built-in controllers, every pass
-                                   # (one thread: one pass sees one store, writes never race); an exception
-                                   # is kept in controllers.errors and the loop goes on
-    controllers.pause(name)        # stop one controller (names: CONTROLLERS, or an added fn's __name__) until
+    controllers.add(fn)            # fn(store) runs on this loop after the built-in controllers, every pass;
+                                   # an exception is kept in controllers.errors and the loop goes on
+    controllers.pause(name)        # stop one controller (names: GKE_CONTROLLERS, or an added fn's __name__) until
     controllers.resume(name)       # resumed: its objects keep the status they have, however the spec changes
 """
 
@@ -155,7 +155,7 @@ def tolerates(tolerations, taint):
 
 
 def untolerated_taint(pod, node, effects=('NoSchedule', 'NoExecute')):
-    """The first taint of ``node`` the pod does not tolerate, or None.  (On GKE clusters the API stand-in's
+    """The first taint of ``node`` the pod does not tolerate, or None.  (On GKE clusters the API server's
     ExtendedResourceToleration admission has written the tolerations for extended resources into the Pod.)"""
     tolerations = list(pod['spec'].get('tolerations') or [])
     for taint in node['spec'].get('taints') or []:
@@ -578,8 +578,8 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         return False
 
     def _claims_fit(self, pod, node, installed=()):
-        """SIMULATION (DRA DynamicResources plugin).  Real: each claim's requests are allocated from
-        the devices drivers publish in ResourceSlices.  The stand-in publishes no ResourceSlices; a claim
+        """The cluster autoscaler's what-if for DRA (the real scheduler allocates from dranet_slices' ResourceSlices
+        once the node exists; a node still to be made has none yet).  A claim
         (from resourceClaimTemplateName or resourceClaimName) fits when every request's DeviceClass
         exists and the node has that class's devices: ``mrdma.google.com`` on nodes labelled
         cloud.google.com/gke-networking-dra-driver=true (GKE managed DRANET).  No ResourceClaim objects

@@ -1,28 +1,27 @@
-"""GKE clusters of the Container API sandbox that come alive: each gets its own Kubernetes API stand-in.
+"""GKE clusters of the Container API sandbox that come alive: each gets its own real control plane.
 
 ``GkeClusters.sync(store)`` is the one hook the Container API sandbox calls (server.py, after every
-API call, under the store lock): a cluster whose create operation is DONE (status RUNNING) gets a
-``KubeCluster`` from the hub, with exec.py's ``pods/log``/``pods/exec`` and controllers.py's
-controllers; its ``endpoint`` becomes ``127.0.0.1:PORT`` (gcloud writes ``server: https://ENDPOINT``
-into the kubeconfig) and ``masterAuth.clusterCaCertificate`` the stand-in CA (base64 PEM, as GKE
-gives it); its node pools drive the Nodes (create, resize, delete); a deleted cluster's endpoint
-stops and its containers go.
+API call, under the store lock): a cluster that appears starts its control plane in the background
+(controlplane.py, through the hub: kube-apiserver with GKE's admission plugins, controller manager,
+scheduler, kwok), with GKE's Pod admission webhook (admission.py), its exec runtime (exec.py) and
+controllers.py's GKE controllers.  Once the cluster is RUNNING (its create operation DONE) its
+``endpoint`` becomes the API server's ``127.0.0.1:PORT`` (gcloud writes ``server: https://ENDPOINT``
+into the kubeconfig) and ``masterAuth.clusterCaCertificate`` that server's CA (base64 PEM, as GKE
+gives it); its node pools drive the Nodes (create, resize, delete); a deleted cluster's control
+plane stops.
 
 SIMULATION (the control plane's address).  Real GKE clusters have a public or private endpoint IP
-on port 443; the stand-in's is a loopback port, which ``gcloud container clusters get-credentials``
+on port 443; this one's is a loopback port, which ``gcloud container clusters get-credentials``
 copies as it is.
 
 Each sync also hands the controllers the cluster's view of Compute Engine (``compute_view``: the project's
 VPCs, the subnets of the cluster's region), which GKE's simulated network controllers validate against.
 
-``nodePools.setSize`` (``gcloud container clusters resize``), which clusters that come alive need,
-is served by container.py for every sandbox.
-
 Use::
 
-    gke = GkeClusters(ready_delay=0.3)       # also hub=, runtime= (exec.PodRuntime(enabled=False): no podman)
+    gke = GkeClusters()                      # also hub=, runtime= (an exec.ExecRuntime; default StandinTools)
     sandbox.kube = gke                       # server.py calls gke.sync(store) after every call
-    gke.cluster('projects/P/locations/L/clusters/C')   # its KubeCluster (None until RUNNING)
+    gke.cluster('projects/P/locations/L/clusters/C')   # its KubeCluster (None until it is created)
     gke.stop()
 """
 

@@ -1,11 +1,11 @@
 """GKE benchmark: our playbook against seed 003's manual sequence (gcloud + kubectl), side by side in one run.
 
-    .venv/bin/python bench/gke.py [--latency 5] [--cluster-latency S] [--node-pool-latency S] [--pod-ready-delay 2] [--poll 1]
+    .venv/bin/python bench/gke.py [--latency 5] [--cluster-latency S] [--node-pool-latency S] [--poll 1]
                                   [--ours-only] [--profile] [--logs DIR] [--no-token-cache]
 
 Both contenders work in their own project of one local sandbox (tests/sandbox) whose operations take
---latency seconds and whose GKE clusters come alive as Kubernetes API stand-ins (tests/sandbox/kube,
-Pods without containers: they count as running --pod-ready-delay seconds after their binding):
+--latency seconds and whose GKE clusters come alive as real Kubernetes control planes (tests/sandbox/kube:
+kube-apiserver, controller manager, scheduler; kwok's Pods, Running as soon as they are bound):
 
 - ours: `ansible-playbook playbooks/gke_a3mega.yml` (networks, cluster, node pool, then the
   gke_gpudirect role: Networks, GKENetworkParamSets, the TCPXO installer and NRI injector DaemonSets,
@@ -18,8 +18,8 @@ Pods without containers: they count as running --pod-ready-delay seconds after t
 
 The critical path is the chain no tool can overlap: the networks (network -> subnet, two
 operations) and, alongside them, the cluster (it needs none of the networks) -> node pool ->
-DaemonSets ready, i.e. max(2 x latency, cluster latency) + node pool latency + the Pods' ready delay
-(3 x latency + the ready delay when every operation takes --latency). --cluster-latency and
+DaemonSets ready, i.e. max(2 x latency, cluster latency) + node pool latency
+(3 x latency when every operation takes --latency). --cluster-latency and
 --node-pool-latency give those two Container operations their own duration (for example GKE's
 minutes; the Compute operations keep --latency). The table gives each contender's wall time, its
 ratio to the critical path and to ours, the CPU seconds of its processes, and its requests to the Compute/Container API and to the
@@ -82,7 +82,7 @@ def tool_env(sandbox, project, config):
     gke-gcloud-auth-plugin need: the SDK's bin directory on PATH and a token file (the stand-in
     accepts any bearer token; tests/sandbox/kube/README-runtime.md)."""
     env = gcloud_environment(sandbox, str(config), project)
-    (config / 'token').write_text('bench-token\n', encoding='ascii')
+    (config / 'token').write_text('sandbox-token\n', encoding='ascii')
     env.update(CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=str(config / 'token'), PATH='%s:%s' % (sdk_bin(), env.get('PATH', '')))
     return env
 
@@ -95,7 +95,7 @@ def seed_plugin_token_cache(config, context):
     running ``gcloud config config-helper`` (about 0.5 CPU-s). The bench's gcloud authenticates with an access-token
     file, which has no expiry, so the plugin cannot cache by itself here; --no-token-cache measures that case."""
     expiry = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() + 3600))
-    cache = {'current_context': context, 'access_token': 'bench-token', 'token_expiry': expiry}
+    cache = {'current_context': context, 'access_token': 'sandbox-token', 'token_expiry': expiry}
     (config / 'gke_gcloud_auth_plugin_cache').write_text(json.dumps(cache), encoding='utf-8')
 
 
@@ -126,7 +126,7 @@ class Ours:
         self.env = {key: value for key, value in tool_env(sandbox, OURS, config).items() if not key.startswith('ANSIBLE_')}
         if token_cache:   # ours never writes $KUBECONFIG (config/kubeconfig): its own kubeconfig is gpudirect_kubeconfig_path
             seed_plugin_token_cache(config, '')
-        self.env.update(GCP_PROJECT=OURS, GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN='bench-token',
+        self.env.update(GCP_PROJECT=OURS, GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN='sandbox-token',
                         ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False')
         if profile:   # per-task times at the end of the output, the 40 slowest
             self.env.update(ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks', PROFILE_TASKS_TASK_OUTPUT_LIMIT='40')
@@ -251,8 +251,8 @@ def requests_by_resource(cloud, kube):
 
 def children_cpu():
     """CPU seconds (user + system) of this process's finished children and their waited-for descendants: the
-    contender's ansible-playbook with its workers and modules, or its gcloud and kubectl runs (the sandbox and
-    the Kubernetes API stand-ins are threads of this process, not counted)."""
+    contender's ansible-playbook with its workers and modules, or its gcloud and kubectl runs (the sandbox is threads
+    of this process and the control planes are its children that are never waited for before the end: not counted)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -280,7 +280,7 @@ def daemonsets_ready(sandbox, project):
 
 def critical_path(args):
     """network -> subnet, and the cluster alongside them -> node pool -> DaemonSets ready (seconds)."""
-    return max(2 * args.latency, args.cluster_latency) + args.node_pool_latency + args.pod_ready_delay
+    return max(2 * args.latency, args.cluster_latency) + args.node_pool_latency
 
 
 def durations(args):
@@ -294,9 +294,8 @@ def print_report(args, rows, rerun, notes):
     critical = critical_path(args)
     ours = rows[0]
     print('Seed 003 TCPXO: %d networks, cluster, %d-node %s pool, Networks + GKENetworkParamSets, %s; %s, '
-          'Pods are ready %.1fs after binding; critical path %.1fs (network -> subnet, the cluster alongside -> node pool -> '
-          'DaemonSets ready)\n' % (DATA_NETWORKS, GPU_NODES, MACHINE_TYPE, ' + '.join(DAEMONSETS), durations(args),
-                                   args.pod_ready_delay, critical))
+          'Pods are Running once bound; critical path %.1fs (network -> subnet, the cluster alongside -> node pool -> '
+          'DaemonSets ready)\n' % (DATA_NETWORKS, GPU_NODES, MACHINE_TYPE, ' + '.join(DAEMONSETS), durations(args), critical))
     print('| run | wall s | x critical path | x ours | CPU s | Compute/Container requests | mutating | Kubernetes requests | mutating |')
     print('|---|---|---|---|---|---|---|---|---|')
     for row in rows + [rerun]:
@@ -326,7 +325,6 @@ def main():
                         help='seconds the cluster creation takes (default --latency; GKE takes minutes)')
     parser.add_argument('--node-pool-latency', type=float,
                         help='seconds the node pool creation takes (default --latency; GKE takes minutes)')
-    parser.add_argument('--pod-ready-delay', type=float, default=2.0, help='seconds from a Pod\'s binding to Running (default 2)')
     parser.add_argument('--poll', type=float, default=1.0, help='seconds between the manual\'s `kubectl get pods` (default 1)')
     parser.add_argument('--logs', help='keep the playbook output and the manual\'s command log in this directory')
     parser.add_argument('--ours-only', action='store_true',
@@ -340,7 +338,6 @@ def main():
     for name in ('cluster_latency', 'node_pool_latency'):
         if getattr(args, name) is None:
             setattr(args, name, args.latency)
-    from sandbox.kube.exec import PodRuntime  # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters  # pylint: disable=import-outside-toplevel
 
     collections_path = collections_path_of_build(args.profile)
@@ -348,7 +345,7 @@ def main():
     rows, notes = [], []
     sandbox = Sandbox(latency=args.latency).start()
     sandbox.operation_latency.update(CREATE_CLUSTER=args.cluster_latency, CREATE_NODE_POOL=args.node_pool_latency)
-    sandbox.kube = GkeClusters(ready_delay=args.pod_ready_delay, runtime=PodRuntime(enabled=False))
+    sandbox.kube = GkeClusters()
     try:
         (work / 'ours').mkdir(parents=True)
         ours = Ours(sandbox, work / 'ours', collections_path, args.poll, args.profile, args.token_cache)

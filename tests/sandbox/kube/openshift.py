@@ -5,8 +5,8 @@ on OpenShift with four operators from OLM.  None of them runs here; this module 
 ``KubeCluster``, the parts whose API effects the role depends on, writing through the real API server
 (``cluster.store``: its validation against the vendored CRDs' schemas, its admission) as the cluster's
 admin.  The real kube-controller-manager (garbage collection, namespace deletion), kube-scheduler (the test
-Pods onto the workers by their allocatable) and kwok (Nodes Ready, Pods Running) run beside it.  Every rule is marked SIMULATION with
-what the real component does and what the stand-in does instead.  Status fields are only those the
+Pods onto the workers by their allocatable) and kwok (Nodes Ready, Pods Running) run beside it.  Every
+rule is marked SIMULATION with what the real component does and what the stand-in does instead.  Status fields are only those the
 operators at the chapter's versions set (NNO v24.10/v25.1, GPU Operator v24.9, SR-IOV and NFD of OCP
 4.16-4.17; OLM v0.2x): no HEAD-only condition is written.
 
@@ -127,8 +127,9 @@ def _tools_argv(simulation):
     """SIMULATION (the container runtime of the test Pods).  Real: CRI-O runs the nvidia-tools image with the
     RDMA device and the secondary interface.  The stand-in starts no container (kwok reports every container
     running), and ``pods/exec`` (kubectl -> kube-apiserver -> kubelet-streams -> exec.py's ExecRuntime) runs
-    tests/sandbox/kube/openshift_tools.py on this host, which answers ``ib_write_bw``, ``ibstat``, ``rdma link show``, ``cat`` and
-    ``sh -c 'nohup ... &'`` with synthetic output in the real tools' formats (documented there)."""
+    tests/sandbox/kube/openshift_tools.py on this host, which answers ``ib_write_bw``, ``ibstat``, ``rdma link
+    show``, ``cat`` and ``sh -c 'nohup ... &'`` with synthetic output in the real tools' formats (documented
+    there)."""
     def argv(pod, container, command):
         del container
         return [sys.executable, str(TOOLS), json.dumps(simulation.exec_context(pod)), *command]

@@ -57,17 +57,20 @@ class ApiStore:
         core = json.loads(self.plane.request('GET', '/api/v1'))
         groups = [('', 'v1', core)]
         for group in json.loads(self.plane.request('GET', '/apis'))['groups']:
-            version = group['preferredVersion']['version']
-            try:
-                groups.append((group['name'], version, json.loads(self.plane.request('GET', '/apis/%s/%s' % (group['name'], version)))))
-            except urllib.error.HTTPError:   # a group being removed or not yet served
-                continue
+            # The preferred version first; a resource only an other version serves (OLM's v1alpha1 InstallPlan
+            # beside its v1 OperatorGroup) from that one.
+            preferred = group['preferredVersion']['version']
+            for version in [preferred] + [item['version'] for item in group['versions'] if item['version'] != preferred]:
+                try:
+                    groups.append((group['name'], version, json.loads(self.plane.request('GET', '/apis/%s/%s' % (group['name'], version)))))
+                except urllib.error.HTTPError:   # a group being removed or not yet served
+                    continue
         for group, version, listing in groups:
             for item in listing.get('resources', []):
                 if '/' in item['name']:
                     continue
                 ref = item['name'] + ('.' + group if group else '')
-                found[ref] = Resource(group, version, item['name'], item['kind'], item['namespaced'])
+                found.setdefault(ref, Resource(group, version, item['name'], item['kind'], item['namespaced']))
         with self._lock:
             self._resources = found
 

@@ -45,6 +45,11 @@ class KubeCluster:  # pylint: disable=too-many-instance-attributes
         self.plane.start()
         return self
 
+    @property
+    def requests(self):
+        """The clients' requests so far (controlplane.ControlPlane.requests)."""
+        return self.plane.requests()
+
     def stop(self):
         self.plane.stop()
 

@@ -58,7 +58,7 @@ def bin_dir():
     (scripts/test runs them from build/ansible_collections/aiinfra/gpudirect)."""
     if os.environ.get('GPUDIRECT_CONTROLPLANE_BIN'):
         return pathlib.Path(os.environ['GPUDIRECT_CONTROLPLANE_BIN'])
-    for candidate in (ROOT / 'build', ROOT.parents[2]):
+    for candidate in (ROOT / 'build', *ROOT.parents[2:3]):
         if (candidate / 'controlplane' / 'bin').is_dir():
             return candidate / 'controlplane' / 'bin'
     return ROOT / 'build' / 'controlplane' / 'bin'

@@ -169,6 +169,12 @@ def live(tmp_path_factory):
         sandbox.stop()
 
 
+def leftover_test_pod(name, label):
+    """A Pod with a test Pod's name and label and another spec (one container, as seed 001's RDMA test Pods have)."""
+    return {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name, 'namespace': 'default', 'labels': {'name': label}},
+            'spec': {'containers': [{'name': 'theirs', 'image': 'registry.example/other:1', 'command': ['sleep', 'infinity']}]}}
+
+
 def _tcpxo(**extra):
     return dict({'gke_gpudirect_technology': 'TCPXO', 'gke_gpudirect_network_prefix': PREFIX, 'gke_gpudirect_node_pool': 'a3mega',
                  'gke_gpudirect_nccl_test': False, 'gke_gpudirect_wait_retries': 60, 'gke_gpudirect_wait_delay': 1}, **extra)
@@ -208,13 +214,30 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted
 
         # 3. Re-apply (nothing changes), and the test again judged with the catalog's A3 Mega threshold: the synthetic
-        #    table fails it, the play fails, and the test workload is deleted also on failure.
+        #    table fails it, the play fails, and the test workload is deleted also on failure. A test Pod of ours left by an
+        #    earlier run with another spec (as the RDMA seed's Pod of the same name would be) is replaced first: a Pod's
+        #    spec cannot change in place, the API server would refuse the apply with 422.
+        store.create(leftover_test_pod('nccl-test-host-1', 'nccl-host-1'), field_manager='aiinfra.gpudirect.gke_nccl_test')
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
         applied = task_output(run, 'Apply the objects that differ (server-side apply)')   # nothing differs: no write at all
         assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
+        replaced = task_output(run, 'Replace the test Pods left from an earlier run (nccl-test-host-1)')
+        assert 'changed: [localhost] => (item=nccl-test-host-1)' in replaced, run.stdout[-4000:]
         assert re.search(r'NCCL test failed: .*0\.01 GB/s < 30\.00 GB/s', run.stdout), run.stdout[-3000:]
         assert store.get('pods', 'nccl-test-host-1', 'default') is None
+
+        # 3b. A Pod of that name that someone else made stays, and the play says whose name is taken before applying anything.
+        store.create(leftover_test_pod('nccl-test-host-2', 'nccl-host-2'), field_manager='kubectl-client-side-apply')
+        try:
+            run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True))
+            assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
+            assert ('Pods nccl-test-host-2 in namespace default have the test Pods\' names but were not made by this collection'
+                    in run.stdout), run.stdout[-3000:]
+            assert store.get('pods', 'nccl-test-host-2', 'default')['spec']['containers'][0]['name'] == 'theirs'
+            assert store.get('pods', 'nccl-test-host-1', 'default') is None   # the workload was not applied
+        finally:
+            store.delete('pods', 'nccl-test-host-2', 'default')
 
         # 5. Fields, read back.
         params = store.get('gkenetworkparamsets.networking.gke.io', 'vpc8')

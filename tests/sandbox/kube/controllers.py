@@ -639,8 +639,6 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         """The Pods that fit on no node of the class's pools, those registered and those still coming up (a pool
         resized a moment ago, its Node not yet registered or not yet retried by the scheduler): the cluster
         autoscaler counts such upcoming nodes before it scales up again.  One Pod per node, in order."""
-        stored = {node['metadata']['name']: node for node in self.store.list('nodes', label_selector='%s=%s' % (
-            autoprovisioning.COMPUTE_CLASS_LABEL, class_name))}
         bound = self.store.list('pods')
         candidates = []
         for pool in pools:
@@ -648,11 +646,15 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                 continue
             for zone_index, zone in enumerate(pool.get('locations') or []):
                 for index in range(int(pool.get('initialNodeCount') or 0)):
-                    node = node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus=False)
-                    candidates.append(stored.get(node['metadata']['name'], node))
+                    # The pool's template node, not the registered one: a Node that has just registered carries the
+                    # node lifecycle controller's not-ready taint until kwok reports it Ready, which the autoscaler
+                    # ignores for the nodes it is bringing up.
+                    # An RDMA pool brings DRANET's DeviceClass (gke_installs, on a later pass), as in _provision.
+                    installed = ('mrdma.google.com',) if _is_rdma_pool(pool) else ()
+                    candidates.append((node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus=False), installed))
         left = []
         for pod in pods:
-            room = next((node for node in candidates if not self._filter(pod, node, bound)), None)
+            room = next((candidate for candidate in candidates if not self._filter(pod, candidate[0], bound, candidate[1])), None)
             if room is None:
                 left.append(pod)
             else:

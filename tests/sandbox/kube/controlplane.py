@@ -23,6 +23,8 @@ traffic. Everything the API server, the controller manager and the scheduler do 
 
 import base64
 import ctypes
+import http.client
+import io
 import json
 import os
 import pathlib
@@ -255,6 +257,7 @@ class ControlPlane:  # pylint: disable=too-many-instance-attributes
         with open(self.admin_kubeconfig, 'w', encoding='utf-8') as handle:
             yaml.safe_dump(kubeconfig('admin', self.url, self.ca_pem, self.admin_token), handle)
         self._context = ssl.create_default_context(cafile=self.pki['ca'])
+        self._connections = threading.local()
 
     def start(self):
         try:
@@ -330,19 +333,39 @@ class ControlPlane:  # pylint: disable=too-many-instance-attributes
             try:
                 self.request('GET', '/readyz')
                 return
-            except (OSError, urllib.error.HTTPError) as error:
+            except (OSError, http.client.HTTPException) as error:
                 last = error
             time.sleep(0.2)
         raise RuntimeError('kube-apiserver of %s not ready in %d s (%s):\n%s' % (
             self.key, timeout, last, self.processes.tail('kube-apiserver')))
 
     def request(self, method, path, body=None, content_type='application/json', timeout=30):
-        """One request as the admin; -> the answer's bytes (raises urllib.error.HTTPError on >= 400)."""
+        """One request as the admin; -> the answer's bytes (raises urllib.error.HTTPError on >= 400).
+
+        Over one kept-alive connection per thread: the simulations read the API server several times a second,
+        and a TLS handshake per request would cost more than the requests themselves."""
         data = body if body is None or isinstance(body, bytes) else body.encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers={
-            'Authorization': 'Bearer ' + self.admin_token, 'Content-Type': content_type, 'Accept': 'application/json'})
-        with urllib.request.urlopen(request, context=self._context, timeout=timeout) as answer:
-            return answer.read()
+        headers = {'Authorization': 'Bearer ' + self.admin_token, 'Content-Type': content_type, 'Accept': 'application/json'}
+        for attempt in (1, 2):
+            connection = getattr(self._connections, 'connection', None)
+            if connection is None:
+                connection = http.client.HTTPSConnection('127.0.0.1', self.port, context=self._context, timeout=timeout)
+                self._connections.connection = connection
+            try:
+                connection.timeout = timeout
+                connection.request(method, path, body=data, headers=headers)
+                answer = connection.getresponse()
+                payload = answer.read()
+                break
+            except (http.client.HTTPException, OSError):
+                # The server closed an idle connection (or stopped): one new connection, then the error is the caller's.
+                connection.close()
+                self._connections.connection = None
+                if attempt == 2:
+                    raise
+        if answer.status >= 400:
+            raise urllib.error.HTTPError(self.url + path, answer.status, answer.reason, answer.headers, io.BytesIO(payload))
+        return payload
 
     def requests(self):
         """(HTTP method, request URI, user, user agent) of each client request that ended, from the audit log."""

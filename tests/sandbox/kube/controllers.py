@@ -26,13 +26,10 @@ Hooks for other simulations (openshift.py) and for tests::
 import copy
 import hashlib
 import json
-import os
 import pathlib
-import queue
 import re
 import sys
 import threading
-import time
 import traceback
 import uuid
 
@@ -57,11 +54,6 @@ def _suffix(seed, length=5):
     """A deterministic stand-in for the random name suffixes of generateName (same alphabet)."""
     digest = hashlib.sha256(seed.encode()).digest()
     return ''.join(_RANDOM_CHARS[byte % len(_RANDOM_CHARS)] for byte in digest[:length])
-
-
-def template_hash(template):
-    """Stand-in for controller-revision-hash / pod-template-hash: a hash of the pod template."""
-    return hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()[:10]
 
 
 # quantities ---------------------------------------------------------------------------------------
@@ -703,6 +695,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                       'type': kind, 'reason': reason, 'message': message, 'action': 'Scheduling',
                       'reportingComponent': component, 'reportingInstance': component,
                       'source': {'component': component}, 'firstTimestamp': now, 'lastTimestamp': now, 'count': 1})
+
 
 GNP_FINALIZER = 'networking.gke.io/gnp-controller'   # cloud-provider-gcp gkenetworkparamset_controller.go GNPFinalizer
 

@@ -614,7 +614,8 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         if self.node_pools is None or not self._serves(autoprovisioning.COMPUTE_CLASSES):
             return
         waiting = {}
-        for pod in self.store.list('pods'):
+        pods_now = self.store.list('pods')   # one read: a Pod the scheduler binds meanwhile must not count twice
+        for pod in pods_now:
             scheduled = next((c for c in (pod.get('status') or {}).get('conditions') or [] if c['type'] == 'PodScheduled'), {})
             name = autoprovisioning.selected_class(pod)
             if name and not pod['spec'].get('nodeName') and not pod['metadata'].get('deletionTimestamp') \
@@ -623,15 +624,15 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         autopilot = bool((gke_cluster.get('autopilot') or {}).get('enabled'))
         for name, pods in sorted(waiting.items()):
             compute_class = self.store.get(autoprovisioning.COMPUTE_CLASSES, name)
-            pods = self._without_room(pods, name, gke_cluster, pools, project)
+            pods = self._without_room(pods, pods_now, name, gke_cluster, pools, project)
             if pods and compute_class is not None and autoprovisioning.auto_creation_allowed(compute_class, autopilot):
                 self._provision(compute_class, pods, gke_cluster, pools, project)
 
-    def _without_room(self, pods, class_name, gke_cluster, pools, project):
+    def _without_room(self, pods, bound, class_name, gke_cluster, pools, project):
         """The Pods that fit on no node of the class's pools, those registered and those still coming up (a pool
         resized a moment ago, its Node not yet registered or not yet retried by the scheduler): the cluster
-        autoscaler counts such upcoming nodes before it scales up again.  One Pod per node, in order."""
-        bound = self.store.list('pods')
+        autoscaler counts such upcoming nodes before it scales up again.  One Pod per node, in order.  ``bound``: the
+        cluster's Pods as read with ``pods``, so a Pod bound since is not counted against its own node."""
         candidates = []
         for pool in pools:
             if ((pool.get('config') or {}).get('labels') or {}).get(autoprovisioning.COMPUTE_CLASS_LABEL) != class_name:

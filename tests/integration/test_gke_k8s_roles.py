@@ -28,6 +28,7 @@ from sandbox import Sandbox
 from sandbox.client import SandboxClient
 from sandbox.gcloud import GcloudRunner
 from waiting import wait_until
+from playbook_runner import ansible_playbook_command
 
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
@@ -126,7 +127,7 @@ class Live:
             json.dump(plays, handle)
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
                    ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-        command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), playbook, *arguments]
+        command = [*ansible_playbook_command(kubernetes=True), playbook, *arguments]
         started, cpu = time.monotonic(), os.times()
         run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
         if os.environ.get('GPUDIRECT_PLAY_TIMES'):   # where the time goes: wall and CPU seconds per ansible-playbook run

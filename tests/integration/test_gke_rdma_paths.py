@@ -35,7 +35,7 @@ import yaml
 
 from ansible_collections.aiinfra.gpudirect.plugins.modules import gce_gpudirect_network, gke_gpudirect_cluster, gke_gpudirect_node_pool
 from module_runner import run_module
-from playbook_runner import collections_path
+from playbook_runner import ansible_playbook_command, collections_path
 
 PROJECT = 'sandbox-project'
 ZONE = 'us-central1-b'
@@ -108,7 +108,7 @@ def play(ultra, *plays, check=False, diff=False, output=None):
         'tasks': [{'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.gke_rdma'}, 'vars': variables}]} for variables in plays]))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)] + (['--check'] if check else []) \
+    command = [*ansible_playbook_command(kubernetes=True), str(playbook)] + (['--check'] if check else []) \
         + (['--diff'] if diff else [])
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]

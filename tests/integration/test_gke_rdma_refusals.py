@@ -17,7 +17,7 @@ import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.modules import gce_gpudirect_network, gke_gpudirect_cluster, gke_gpudirect_node_pool
 from module_runner import run_module
-from playbook_runner import collections_path
+from playbook_runner import ansible_playbook_command, collections_path
 
 PROJECT = 'sandbox-project'
 ZONE = 'us-central1-b'           # where the sandbox's catalog offers a3-ultragpu-8g and a4-highgpu-8g
@@ -203,7 +203,7 @@ def _refusals(rdma, kube, kubeconfig, kubeconfigs, others, out):
     others_since = {name: len(other.requests) for name, other in others.items()}
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)], env=env,
+    run = subprocess.run([*ansible_playbook_command(kubernetes=True), str(playbook)], env=env,
                          capture_output=True, text=True, timeout=400, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     with open(out, encoding='utf-8') as handle:

@@ -18,7 +18,7 @@ import pytest
 
 from sandbox.gcloud import kubectl_binary
 from sandbox.kube.exec import StandinTools
-from playbook_runner import collections_path
+from playbook_runner import ansible_playbook_command, collections_path
 from waiting import wait_until
 
 KUBECTL = kubectl_binary()
@@ -157,7 +157,7 @@ def test_kubernetes_core_k8s_exec_gets_the_streams_and_the_exit_code(kube_cluste
                                          results=results), encoding='utf-8')
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='False', HOME=str(tmp_path))
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(play)], env=env, cwd=str(tmp_path),
+    run = subprocess.run([*ansible_playbook_command(kubernetes=True), str(play)], env=env, cwd=str(tmp_path),
                          capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     outcome = json.loads(results.read_text(encoding='utf-8'))

@@ -35,6 +35,7 @@ from sandbox import Sandbox
 from sandbox.client import SandboxClient
 from sandbox.gcloud import GcloudRunner, kubectl_binary
 from waiting import wait_until
+from playbook_runner import ansible_playbook_command
 
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
@@ -331,7 +332,7 @@ def test_kubernetes_core_waits_for_a_daemonset_and_k8s_exec_reports_rc(live, tmp
                                         results=results), encoding='utf-8')
     env = dict(live.gcloud.env, ANSIBLE_COLLECTIONS_PATH=collections, ANSIBLE_NOCOLOR='1',
                ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False')
-    run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), str(playbook)], env=env,
+    run = subprocess.run([*ansible_playbook_command(kubernetes=True), str(playbook)], env=env,
                          capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     outcome = json.loads(results.read_text(encoding='utf-8'))

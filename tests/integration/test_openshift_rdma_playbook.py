@@ -23,7 +23,7 @@ from sandbox.kube import KubeHub
 from sandbox.kube.controlplane import ACCESS_TOKEN
 from sandbox.kube.openshift import OpenShiftSimulation, PACKAGES, SRIOV_NETWORK_FINALIZER
 
-from playbook_runner import collection_root, collections_path
+from playbook_runner import ansible_playbook_command, collection_root, collections_path
 from waiting import wait_until
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
@@ -31,11 +31,6 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import opens
 MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 DELAY = 0.05
 POLL_SECONDS = 0.2
-# ansible-playbook itself, with the Kubernetes client imported before it forks: Ansible runs each task in a
-# forked worker, and the role's reads (kubernetes.core's k8s lookup) import the client there, about 0.6 s of
-# CPU per task.  Imported once in the parent, every worker inherits it; nothing else changes.
-ANSIBLE_PLAYBOOK = [sys.executable, '-c', 'import sys, kubernetes.config, kubernetes.dynamic; from ansible.cli.playbook import main; '
-                    'sys.argv[0] = "ansible-playbook"; sys.exit(main())']
 
 
 def kubernetes_core_path():
@@ -70,8 +65,8 @@ class OpenShift:
                    HOME=str(self.tmp))
         started = len(self.cluster.requests)
         cpu = _children_cpu()
-        run = subprocess.run([*ANSIBLE_PLAYBOOK, os.path.join(collection_root(), 'playbooks', playbook), '-e', json.dumps(extra_vars), *args],
-                             env=env, capture_output=True, text=True, timeout=1200, check=False)
+        command = [*ansible_playbook_command(kubernetes=True), os.path.join(collection_root(), 'playbooks', playbook), '-e', json.dumps(extra_vars)]
+        run = subprocess.run([*command, *args], env=env, capture_output=True, text=True, timeout=1200, check=False)
         # Check mode's server-side dry runs (dryRun=All) write nothing: they are not mutations.
         run.mutations = [request for request in self.cluster.requests[started:]
                          if request[0] in MUTATING and 'dryRun=All' not in request[1]]

@@ -24,12 +24,14 @@ Hooks for other simulations (openshift.py) and for tests::
 """
 
 import copy
+import functools
 import hashlib
 import json
 import pathlib
 import re
 import sys
 import threading
+import time
 import traceback
 import uuid
 
@@ -156,9 +158,52 @@ def untolerated_taint(pod, node, effects=('NoSchedule', 'NoExecute')):
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed_yaml(path):
+    # Parsed once per process: the controllers install their CRDs on every pass, and parsing a CRD's
+    # YAML costs more CPU than the requests of the pass together.
+    with open(path, encoding='utf-8') as handle:
+        return yaml.load(handle, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))
+
+
+def load_yaml(path):
+    """The YAML document at ``path`` (a copy the caller may change)."""
+    return copy.deepcopy(_parsed_yaml(str(path)))
+
+
+CRD_TIMEOUT = 120   # seconds for a new CRD to be served; generous: CI machines are slow and loaded
+
+
 class SystemWrites:
     """The simulated controllers' writes as the system (``self.store``): a create that someone else made first,
     or a status write on an object that changed or went since it was read, is left to the next pass."""
+
+    def _install_crd(self, path, wait=False):
+        """Create the vendored CRD at ``path`` unless it exists; with ``wait``, return once the API server serves
+        it (Established, in discovery, its storage ready: a list answers), as OLM's InstallPlan waits for a
+        bundle's CRDs before the CSV goes on. -> the CRD's name (plural.group)."""
+        crd = load_yaml(path)
+        name = crd['metadata']['name']
+        if self.store.get('customresourcedefinitions.apiextensions.k8s.io', name) is None:
+            self._create(crd)
+        deadline = time.monotonic() + CRD_TIMEOUT
+        while wait:
+            try:
+                self.store.list(name)
+                return name
+            except (KeyError, errors.KubeError) as error:
+                # KeyError: not in discovery yet; 429 "storage is (re)initializing": its watch cache is starting.
+                if isinstance(error, errors.KubeError) and error.code != 429 or time.monotonic() > deadline:
+                    raise RuntimeError('CRD %s not served after %d s: %s' % (name, CRD_TIMEOUT, error)) from None
+                time.sleep(0.1)
+        return name
+
+    def _serves(self, ref):
+        """Whether the API server serves ``ref`` (in discovery)."""
+        try:
+            return self.store.resource(ref) is not None
+        except (errors.KubeError, KeyError):   # find_ref: KeyError for a resource the cluster does not serve
+            return False
 
     def _create(self, obj):
         try:
@@ -305,10 +350,10 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         the DRANET label cloud.google.com/gke-networking-dra-driver=true) DRANET's DeviceClass
         ``mrdma.google.com`` (resource.k8s.io, where the cluster's version serves it)."""
         del project
-        self._install_crd('ComputeClass.yaml')
+        self._install_crd(CRD_DIR / 'ComputeClass.yaml')
         if (gke_cluster.get('networkConfig') or {}).get('enableMultiNetworking'):
             for name in ('Network.yaml', 'GKENetworkParamSet.yaml'):
-                self._install_crd(name)
+                self._install_crd(CRD_DIR / name)
             if self.store.get('networks.networking.gke.io', 'default') is None:
                 self._create({'apiVersion': 'networking.gke.io/v1', 'kind': 'Network', 'metadata': {'name': 'default'},
                               'spec': {'type': 'L3'}})
@@ -321,21 +366,6 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             if self.store.get('deviceclasses.resource.k8s.io', 'mrdma.google.com') is None:
                 self._create({'apiVersion': 'resource.k8s.io/v1', 'kind': 'DeviceClass', 'metadata': {'name': 'mrdma.google.com'},
                               'spec': {'selectors': [{'cel': {'expression': "device.driver == 'mrdma.google.com'"}}]}})
-
-    def _serves(self, ref):
-        try:
-            return self.store.resource(ref) is not None
-        except (errors.KubeError, KeyError):   # find_ref: KeyError for a resource the cluster does not serve
-            return False
-
-    def _install_crd(self, file_name):
-        path = CRD_DIR / file_name
-        if not path.exists():
-            return
-        with open(path, encoding='utf-8') as handle:
-            crd = yaml.safe_load(handle)
-        if self.store.get('customresourcedefinitions.apiextensions.k8s.io', crd['metadata']['name']) is None:
-            self._create(crd)
 
     def nodes_from_pools(self, gke_cluster, pools, project):
         """SIMULATION (GKE node pools -> Nodes).  Real GKE: each node pool is a managed instance group

@@ -50,7 +50,6 @@ TOOLS = pathlib.Path(__file__).resolve().parent / 'openshift_tools.py'
 MARKETPLACE = 'openshift-marketplace'
 MOFED_WAIT = 'network.nvidia.com/operator.mofed.wait'
 TICK_FLOOR = 0.1
-CRD_TIMEOUT = 120        # seconds for a CRD to be served; generous: CI machines are slow and loaded
 SIMULATION_USER = 'system:admin'   # the control plane's admin token: the simulation's writes
 
 # SIMULATION (the OperatorHub catalogs).  Real: the CatalogSources redhat-operators and
@@ -116,11 +115,6 @@ PACKAGE_MANIFESTS_READ_ONLY = (
      'spec': {'policyName': 'standin-packagemanifests-read-only', 'validationActions': ['Deny']}},
 )
 KERNEL_LINK_TYPE = {'ETH': 'ether', 'IB': 'infiniband'}
-
-
-def _load(relative):
-    with open(CRD_DIR / relative, encoding='utf-8') as handle:
-        return yaml.safe_load(handle)
 
 
 def _tools_argv(simulation):
@@ -212,12 +206,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
 
     def _serves(self, ref):
         """Whether the API server serves the custom resource ``ref`` (as of this pass's read of the CRDs)."""
-        if ref not in self._crds:
-            return False
-        try:
-            return self.store.resource(ref) is not None
-        except KeyError:   # Established, not yet in discovery: the next pass
-            return False
+        return ref in self._crds and super()._serves(ref)
 
     def _list(self, ref, namespace=None):
         return self.store.list(ref, namespace) if self._serves(ref) else []
@@ -227,25 +216,9 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         now = time.monotonic()
         return now - self._since.setdefault(key, now) >= self.delay
 
-    def _install_crd(self, relative):
-        """Create the vendored CRD unless it exists, and return once the API server serves it (Established, in
-        discovery, its storage ready: a list answers), as OLM's InstallPlan waits for a bundle's CRDs before the
-        CSV goes on."""
-        crd = _load(relative)
-        name = crd['metadata']['name']
-        if self.store.get('customresourcedefinitions.apiextensions.k8s.io', name) is None:
-            self._create(crd)
-        deadline = time.monotonic() + CRD_TIMEOUT
-        while True:
-            try:
-                self.store.list(name)
-                self._crds.add(name)
-                return
-            except (KeyError, errors.KubeError) as error:
-                # KeyError: not in discovery yet; 429 "storage is (re)initializing": its watch cache is starting.
-                if isinstance(error, errors.KubeError) and error.code != 429 or time.monotonic() > deadline:
-                    raise RuntimeError('CRD %s not served after %d s: %s' % (name, CRD_TIMEOUT, error)) from None
-                time.sleep(0.1)
+    def _install_crd(self, relative, wait=True):   # pylint: disable=arguments-differ
+        """The vendored OpenShift CRD ``relative`` to crds/openshift, installed and served (SystemWrites)."""
+        self._crds.add(super()._install_crd(CRD_DIR / relative, wait=wait))
 
     # platform ------------------------------------------------------------------------------------
     def install_platform(self):

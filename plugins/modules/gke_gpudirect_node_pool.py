@@ -68,9 +68,17 @@ options:
     default: present
   node_count:
     description:
-      - Nodes per node location (the initial count with O(autoscaling)).
+      - Nodes per node location (the initial count with O(autoscaling)), 1 to 1000 (GKE's limit per node pool zone); 0 only
+        with O(autoscaling).
+      - Unset, a new pool gets 2 nodes per location and an existing pool keeps its size (someone may have resized it).
     type: int
-    default: 2
+  delete_adopted:
+    description:
+      - With O(state=absent), delete the pool also when the collection did not create it. The collection marks the pools
+        it creates with the resource label C(aiinfra-gpudirect=managed) on their nodes; without this option a pool
+        without the mark is left alone with a warning.
+    type: bool
+    default: false
   autoscaling:
     description:
       - Autoscaling limits per node location; no autoscaling when unset.
@@ -276,6 +284,11 @@ actions:
   returned: always
   type: list
   elements: str
+left_alone:
+  description: What O(state=absent) did not delete because the collection did not create it, and why.
+  returned: when a pool without the collection's mark was left
+  type: list
+  elements: str
 immutable:
   description: The fields that differ and cannot change in place, as C(FIELD (now X, planned Y)).
   returned: when an existing pool differs in them
@@ -288,6 +301,7 @@ operations:
   elements: str
 """
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
@@ -384,6 +398,12 @@ def main():
             current = runner.settle(current)
         before = gke_node_pool.view(current)
         if params['state'] == 'absent':
+            if current is not None and not gke_node_pool.is_managed(current) and not params['delete_adopted']:
+                key, value = gke_catalog.GKE_MANAGED_LABEL
+                module.warn('node pool %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set '
+                            'delete_adopted: true to delete it' % (params['name'], key, value))
+                result['left_alone'] = ['node pool %s (not created by aiinfra.gpudirect)' % params['name']]
+                current = None
             if current is not None:
                 result['actions'].append('delete node pool %s' % params['name'])
                 if not module.check_mode:

@@ -138,7 +138,10 @@ def test_immutable_differences_are_named_field_by_field_then_recreated(sandbox, 
     ({'cluster': 'nope'}, ['cluster: nope does not exist']),
     ({'machine_type': 'a3-edgegpu-8g'}, ['value of machine_type must be one of']),
     # Refused here, not by the API's 400 (gpudirect_plan checks the same).
-    ({'node_count': -1}, ['node_count: -1 nodes; give 0 or more']),
+    ({'node_count': -1}, ['node_count: -1 nodes per zone; give 1 to 1000']),
+    ({'node_count': 0}, ['node_count: 0 nodes per zone; give 1 to 1000', 'autoscaling with min_node_count 0']),
+    ({'node_count': 1000000}, ['node_count: 1000000 nodes per zone; give 1 to 1000 (GKE\'s limit per node pool zone)']),
+    ({'autoscaling': {'min_node_count': 0, 'max_node_count': 5000}}, ['max_node_count (5000) must be at least 1, at least min_node_count (0) and at most 1000']),
     ({'name': 'Gpu_Pool'}, ["name: 'Gpu_Pool' is not a valid node pool name"]),
     ({'node_locations': ['us-east4-a']}, ['node_locations: us-east4-a is not in us-central1']),
     ({'location': 'Central'}, ["location: 'Central' is neither a zone"]),
@@ -194,10 +197,49 @@ def test_a3_ultra_manual_multi_network_pool_has_9_networks_in_seed_order(sandbox
 
 def test_delete(sandbox, mega):
     mega()
+    assert pool(sandbox, 'gpu')['config']['resourceLabels'] == {'aiinfra-gpudirect': 'managed'}   # the collection's mark
     assert mega(state='absent', check_mode=True)['changed'] is True and sandbox.resources('container.nodePools')
     assert mega(state='absent')['changed'] is True
     assert [p['name'] for p in sandbox.resources('container.nodePools')] == ['default-pool']
     assert mega(state='absent')['changed'] is False
+
+
+def test_a_pool_the_collection_did_not_create_is_not_deleted(sandbox, mega, api, capfd):
+    """Someone's own pool of the name (made with gcloud, no mark) stays, with a warning that says why and how; with
+    delete_adopted it goes."""
+    api.must('POST', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools' % PROJECT,
+             {'nodePool': {'name': 'user-pool', 'initialNodeCount': 1, 'config': {'machineType': 'e2-standard-4'}}})
+    since = len(sandbox.request_log())
+    for check_mode in (True, False):
+        left = mega(name='user-pool', state='absent', check_mode=check_mode)
+        assert left['changed'] is False and left['actions'] == [], left
+        assert left['left_alone'] == ['node pool user-pool (not created by aiinfra.gpudirect)'], left
+    # Ansible shows a warning once per process, however many runs give it.
+    assert ('node pool user-pool was not created by aiinfra.gpudirect (no resource label aiinfra-gpudirect=managed): left '
+            'alone; set delete_adopted: true to delete it') in capfd.readouterr().err
+    assert mutating(sandbox, since) == []
+    assert pool(sandbox, 'user-pool')
+    gone = mega(name='user-pool', state='absent', delete_adopted=True)
+    assert gone['changed'] is True and gone['actions'] == ['delete node pool user-pool'], gone
+    assert 'user-pool' not in [p['name'] for p in sandbox.resources('container.nodePools')]
+
+
+def test_a_rerun_keeps_what_someone_else_changed_on_the_pool(sandbox, mega, api):
+    """A label someone added to the pool stays; a size someone set stays unless node_count is given."""
+    mega(labels={'team': 'ml'})
+    path = '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu' % PROJECT
+    api.must('PUT', path, {'labels': {'labels': {'team': 'ml', 'cost-center': 'research'}}})
+    api.must('POST', path + ':setSize', {'nodeCount': 5})
+    since = len(sandbox.request_log())
+    again = mega(labels={'team': 'ml'}, diff=True)
+    assert again['changed'] is False and again['actions'] == [], again
+    assert again['diff']['before'] == again['diff']['after']
+    assert mutating(sandbox, since) == []
+    relabelled = mega(labels={'team': 'infra'})   # our label changes; theirs goes along unchanged
+    assert relabelled['changed'] is True
+    assert pool(sandbox, 'gpu')['config']['labels'] == {'team': 'infra', 'cost-center': 'research'}
+    resized = mega(labels={'team': 'infra'}, node_count=2)   # a count given is the collection's to keep
+    assert [a.split(':')[0] for a in resized['actions']] == ['setSize node pool gpu'], resized
 
 
 def test_the_pools_node_names_come_from_the_clusters_kubernetes_api(sandbox, mega):

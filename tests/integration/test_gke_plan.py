@@ -31,8 +31,12 @@ CASES = [
       "gpudirect_network_prefix (unset: from gpudirect_cluster): 'Bad_Name-net-1' is not a valid Compute Engine name",
       "gpudirect_node_pool (unset: from gpudirect_cluster): 'Bad_Name-gpu' is not a valid node pool name"]),
     ('count-negative+version-not-offered', 'gke_a3mega.yml', {'gpudirect_node_count': -1, 'gpudirect_gke_version': '1.99.0-gke.1'},
-     ['gpudirect_node_count: -1 nodes; give 0 or more', 'gpudirect_gke_version: 1.99.0-gke.1 is not offered in us-central1-a']),
+     ['gpudirect_node_count: -1 nodes per zone; give 1 to 1000', 'gpudirect_gke_version: 1.99.0-gke.1 is not offered in us-central1-a']),
     ('count-text', 'gke_a3high.yml', {'gpudirect_node_count': 'two'}, ["gpudirect_node_count: 'two' is not a whole number"]),
+    # An empty GPU pool and one past GKE's limit per zone (a million nodes was once sent).
+    ('count-zero', 'gke_a3high.yml', {'gpudirect_node_count': 0}, ['gpudirect_node_count: 0 nodes per zone; give 1 to 1000']),
+    ('count-million', 'gke_a3mega.yml', {'gpudirect_node_count': 1000000},
+     ["gpudirect_node_count: 1000000 nodes per zone; give 1 to 1000 (GKE's limit per node pool zone)"]),
     # Reads: the reservation in the node zone, the zone itself, the cluster's location.
     ('reservation-missing', 'gke_a3high.yml', {'gpudirect_reservation': 'no-such-reservation'},
      ["gpudirect_reservation: 'no-such-reservation' does not exist in us-central1-a"]),

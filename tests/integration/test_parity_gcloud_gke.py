@@ -40,6 +40,10 @@ CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform'
 KEPT = {
     ('cluster', 'resourceLabels'): 'our label aiinfra-gpudirect=managed marks the clusters the collection created (teardown '
                                    'deletes only those)',
+    ('tcpx node pool', 'config.resourceLabels'): 'our label aiinfra-gpudirect=managed on the nodes marks the pools the collection '
+                                                 'created (teardown deletes only those)',
+    ('rdma node pool', 'config.resourceLabels'): 'as for the TCPX pool',
+    ('dranet node pool', 'config.resourceLabels'): 'as for the TCPX pool',
     ('tcpx node pool', 'config.oauthScopes'): "seed 003's TCPX tab passes no --scopes (gcloud's default scopes); its TCPXO tab and "
                                               'seed 001 pass cloud-platform, which the module always sends',
     ('tcpx node pool', 'config.reservationAffinity'): 'the module always states its affinity (ANY_RESERVATION, the API default '

@@ -35,7 +35,8 @@ ARGUMENT_SPEC = {
     'name': {'type': 'str', 'required': True},
     'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
-    'node_count': {'type': 'int', 'default': 2},
+    'node_count': {'type': 'int'},
+    'delete_adopted': {'type': 'bool', 'default': False},
     'autoscaling': {'type': 'dict', 'options': {'min_node_count': {'type': 'int', 'default': 0},
                                                 'max_node_count': {'type': 'int', 'required': True}}},
     'node_locations': {'type': 'list', 'elements': 'str'},
@@ -69,9 +70,16 @@ IMMUTABLE_FIELDS = (
 )
 
 
-class NodePoolPlan:
-    def __init__(self, family, cluster, location, name, networking, additional_networks, body):
+# GKE's limit of nodes per node pool per zone ("GKE quotas and limits": 1,000 nodes per node pool zone).
+MAX_NODES_PER_ZONE = 1000
+DEFAULT_NODE_COUNT = 2   # nodes per zone of a new pool when node_count is unset: the two hosts of the NCCL test
+
+
+class NodePoolPlan:  # pylint: disable=too-many-instance-attributes
+    def __init__(self, family, cluster, location, name, networking, additional_networks, body, size_managed=True):
         self.family = family
+        # The pool's size is the collection's only where the caller gave it: a pool that someone resized keeps its size.
+        self.size_managed = size_managed
         self.cluster = cluster
         self.location = location
         self.name = name
@@ -200,10 +208,13 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     check_name(name, 'name', 'node pool')
     check_name(cluster, 'cluster', 'cluster')
     check_location(location)
-    if node_count is not None and int(node_count) < 0:
-        # NodePool.initialNodeCount is a count of VMs per zone: GKE refuses a negative one with 400 INVALID_ARGUMENT
-        # (gcloud's node-pools create --num-nodes is a plain int, so the server decides; the sandbox refuses it too).
-        raise PlanError('node_count: %d nodes; give 0 or more nodes per zone' % int(node_count))
+    if node_count is not None and not autoscaling and not 1 <= int(node_count) <= MAX_NODES_PER_ZONE:
+        # NodePool.initialNodeCount counts VMs per zone: GKE refuses a negative one and more than its per-zone limit; a
+        # GPUDirect pool of 0 nodes without autoscaling has no GPU to test (the NCCL test needs 2 hosts).
+        raise PlanError('node_count: %d nodes per zone; give 1 to %d (GKE\'s limit per node pool zone), or autoscaling with '
+                        'min_node_count 0 for a pool that may be empty' % (int(node_count), MAX_NODES_PER_ZONE))
+    if node_count is not None and autoscaling and not 0 <= int(node_count) <= MAX_NODES_PER_ZONE:
+        raise PlanError('node_count: %d nodes per zone; give 0 to %d (GKE\'s limit per node pool zone)' % (int(node_count), MAX_NODES_PER_ZONE))
     check_node_locations(node_locations, location)
     check_reservation_names(reservation, reservation_project, reservation_block)
     if current_cluster is None and not cluster_planned:
@@ -270,6 +281,8 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
         config['gpuDirectConfig'] = {'gpuDirectStrategy': gke_catalog.GKE_RDMA_STRATEGY}   # seed 001 --gpudirect-strategy=rdma
     if labels:
         config['labels'] = labels
+    # The collection's mark on the pools it creates (the VMs' resource labels): state absent deletes only marked pools.
+    config['resourceLabels'] = dict([gke_catalog.GKE_MANAGED_LABEL])
     if provisioning == 'spot':
         config['spot'] = True
     elif provisioning == 'flex_start':
@@ -278,12 +291,13 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
             'upgradeSettings': {'maxSurge': 1}}
     if autoscaling:
         low, high = int(autoscaling.get('min_node_count', 0)), int(autoscaling.get('max_node_count', 0))
-        if high < max(low, 1):
-            raise PlanError('autoscaling: max_node_count (%d) must be at least 1 and at least min_node_count (%d)' % (high, low))
+        if high < max(low, 1) or high > MAX_NODES_PER_ZONE:
+            raise PlanError('autoscaling: max_node_count (%d) must be at least 1, at least min_node_count (%d) and at most %d '
+                            '(GKE\'s limit per node pool zone)' % (high, low, MAX_NODES_PER_ZONE))
         body['autoscaling'] = {'enabled': True, 'minNodeCount': low, 'maxNodeCount': high}
         body['initialNodeCount'] = int(node_count) if node_count is not None else low
     else:
-        body['initialNodeCount'] = int(node_count if node_count is not None else 2)
+        body['initialNodeCount'] = int(node_count if node_count is not None else DEFAULT_NODE_COUNT)
     if node_locations:
         body['locations'] = list(node_locations)
     network_config = {}
@@ -297,7 +311,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
         body['placementPolicy'] = {'type': 'COMPACT'}
     elif placement_policy:
         body['placementPolicy'] = {'policyName': placement_policy}
-    return NodePoolPlan(family, cluster, location, name, networking, pairs, body)
+    return NodePoolPlan(family, cluster, location, name, networking, pairs, body, size_managed=node_count is not None)
 
 
 def _comparable(field, value):
@@ -353,17 +367,30 @@ def changes(plan, current, current_size=None):
             {k: have_scaling.get(k) for k in scaling_keys if wanted_scaling.get('enabled') or k == 'enabled'}:
         calls.append(('setAutoscaling', {'autoscaling': wanted_scaling}))
     size = int(current.get('initialNodeCount') or 0) if current_size is None else current_size
-    if not wanted_scaling.get('enabled') and size != plan.body['initialNodeCount']:
+    if plan.size_managed and not wanted_scaling.get('enabled') and size != plan.body['initialNodeCount']:
         calls.append(('setSize', {'nodeCount': plan.body['initialNodeCount']}))
     wanted_management = plan.body['management']
     if {k: bool(dig(current, 'management.' + k)) for k in wanted_management} != wanted_management:
         calls.append(('setManagement', {'management': wanted_management}))
-    wanted_labels = dig(plan.body, 'config.labels') or {}
+    # The labels the plan names are the collection's; labels someone else added to the pool stay (the update
+    # replaces the pool's labels as a whole, so it sends theirs too).
+    wanted_labels = merged_labels(plan, current)
     if wanted_labels != (dig(current, 'config.labels') or {}):
         calls.append(('update', {'labels': {'labels': wanted_labels}}))
     if plan.body.get('locations') and sorted(plan.body['locations']) != sorted(current.get('locations') or []):
         calls.append(('update', {'locations': plan.body['locations']}))
     return calls, immutable
+
+
+def merged_labels(plan, current):
+    """The pool's Kubernetes labels after the plan: the current ones, with the plan's set."""
+    return dict(dig(current, 'config.labels') or {}, **(dig(plan.body, 'config.labels') or {}))
+
+
+def is_managed(pool):
+    """Whether the collection created ``pool`` (its mark, the resource label GKE_MANAGED_LABEL)."""
+    key, value = gke_catalog.GKE_MANAGED_LABEL
+    return (dig(pool, 'config.resourceLabels') or {}).get(key) == value
 
 
 MANAGED_FIELDS = IMMUTABLE_FIELDS + ('initialNodeCount', 'autoscaling', 'management', 'config.labels', 'locations')
@@ -379,6 +406,10 @@ def planned_view(plan, current):
     after = dict(view(current) or {})
     for field in MANAGED_FIELDS:
         value = dig(plan.body, field)
+        if current is not None and field == 'config.labels':
+            value = merged_labels(plan, current)
+        if current is not None and field == 'initialNodeCount' and not plan.size_managed:
+            continue
         if value is not None or current is None:
             after[field] = value
     return after

@@ -117,7 +117,9 @@ def test_version_offered_by_server_config():
 
 
 @pytest.mark.parametrize('change, message', [
-    ({'node_count': -1}, '^node_count: -1 nodes; give 0 or more'),
+    ({'node_count': -1}, '^node_count: -1 nodes per zone; give 1 to 1000'),
+    ({'node_count': 0}, '^node_count: 0 nodes per zone; give 1 to 1000 .*or autoscaling with min_node_count 0'),
+    ({'node_count': 1001}, "^node_count: 1001 nodes per zone; give 1 to 1000 \\(GKE's limit per node pool zone\\)"),
     ({'name': 'Pool_1'}, "^name: 'Pool_1' is not a valid node pool name"),
     ({'cluster': 'Bad_Name'}, "^cluster: 'Bad_Name' is not a valid cluster name"),
     ({'location': 'Central'}, "^location: 'Central' is neither a zone"),
@@ -132,9 +134,9 @@ def test_node_pool_inputs_refused_before_the_api(change, message):
         gke_node_pool.build_node_pool_plan(**dict(POOL, **change))
 
 
-def test_node_pool_zero_nodes_and_zones_of_a_regional_cluster_are_taken():
+def test_node_pool_zero_nodes_with_autoscaling_and_zones_of_a_regional_cluster_are_taken():
     params = dict(POOL)
-    params.update(node_count=0, location='us-central1', node_locations=['us-central1-c'])
+    params.update(node_count=0, autoscaling={'min_node_count': 0, 'max_node_count': 2}, location='us-central1', node_locations=['us-central1-c'])
     plan = gke_node_pool.build_node_pool_plan(**params)
     assert plan.body['initialNodeCount'] == 0 and plan.body['locations'] == ['us-central1-c']
 

@@ -106,8 +106,11 @@ options:
     default: 1800
   kubeconfig_path:
     description:
-      - Also write RV(kubeconfig) to this file when it does not hold it yet (mode 0600; its directory is created with
-        mode 0700). The file is JSON, which kubectl and kubernetes.core read as YAML.
+      - Also merge RV(kubeconfig) into this file when it does not hold it yet, as C(gcloud container clusters
+        get-credentials) does - the cluster's cluster, context and user entries set by name and its context made current;
+        the file's other contexts, users and settings stay (mode 0600; its directory is created with mode 0700).
+      - A new file is JSON, which kubectl and kubernetes.core read as YAML; an existing file keeps its format. A path that
+        is a directory, unreadable, or not a kubeconfig is refused before anything is created.
       - Nothing is written in check mode (the action is reported), with O(state=absent), or while the cluster does not exist.
     type: path
 notes:

@@ -77,6 +77,49 @@ def test_kubeconfig_path_is_written_once_and_only_outside_check_mode(sandbox, cl
     assert cluster(kubeconfig_path=str(path))['changed'] is False
 
 
+def test_kubeconfig_path_of_the_users_own_kubeconfig_is_merged_into_not_replaced(sandbox, cluster, tmp_path):
+    """An existing kubeconfig (YAML, as kubectl writes it) keeps its other clusters, contexts, users and settings; the
+    cluster's entries are set by name and its context made current, as gcloud's get-credentials does."""
+    path = tmp_path / 'config'
+    theirs = {'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'prod', 'preferences': {'colors': True},
+              'clusters': [{'name': 'prod', 'cluster': {'server': 'https://127.0.0.1:6443'}},
+                           {'name': 'mega', 'cluster': {'server': 'https://127.0.0.1:1'}}],   # a stale entry of ours
+              'contexts': [{'name': 'prod', 'context': {'cluster': 'prod', 'user': 'admin'}}],
+              'users': [{'name': 'admin', 'user': {'token': 'their-secret-token'}}]}
+    path.write_text(yaml.safe_dump(theirs), encoding='utf-8')
+    cluster()
+    written = cluster(kubeconfig_path=str(path))
+    assert written['actions'] == ['write kubeconfig %s' % path], written
+    merged = yaml.safe_load(path.read_text(encoding='utf-8'))
+    assert merged['preferences'] == {'colors': True} and merged['current-context'] == 'mega'
+    assert [c['name'] for c in merged['clusters']] == ['prod', 'mega']
+    assert merged['clusters'][1] == written['kubeconfig']['clusters'][0]    # ours replaced the stale entry
+    assert merged['users'][0] == {'name': 'admin', 'user': {'token': 'their-secret-token'}}
+    assert [c['name'] for c in merged['contexts']] == ['prod', 'mega'] and [u['name'] for u in merged['users']] == ['admin', 'mega']
+    assert not path.read_text(encoding='utf-8').lstrip().startswith('{'), 'a YAML file stays YAML'
+    assert cluster(kubeconfig_path=str(path))['changed'] is False
+
+
+@pytest.mark.parametrize('content, words', [
+    (None, 'is a directory; give a file path'),
+    ('just: [text', 'is neither JSON nor YAML'),
+    ('- a\n- list\n', 'is not a kubeconfig'),
+    ('kind: Pod\n', 'is not a kubeconfig'),
+])
+def test_kubeconfig_path_that_cannot_hold_a_context_is_refused_before_anything_is_created(sandbox, cluster, tmp_path, content, words):
+    path = tmp_path / 'file'
+    if content is None:
+        path = tmp_path
+    else:
+        path.write_text(content, encoding='utf-8')
+    since = len(sandbox.request_log())
+    refused = cluster(kubeconfig_path=str(path))
+    assert refused.get('failed') and refused['msg'].startswith('kubeconfig_path: %s ' % path) and words in refused['msg'], refused
+    assert mutating(sandbox, since) == []
+    if content is not None:
+        assert path.read_text(encoding='utf-8') == content
+
+
 def test_rdma_picks_the_newest_version_above_seed_001s_floor(sandbox, cluster):
     result = cluster(cluster='ultra', machine_type='a3-ultragpu-8g', check_mode=True)
     assert result['plan']['version'] == '1.34.8-gke.1278000', 'the default 1.33.5 is below 1.34.8-gke.1278000'

@@ -33,6 +33,9 @@ CASES = [
     ('count-negative+version-not-offered', 'gke_a3mega.yml', {'gpudirect_node_count': -1, 'gpudirect_gke_version': '1.99.0-gke.1'},
      ['gpudirect_node_count: -1 nodes per zone; give 1 to 1000', 'gpudirect_gke_version: 1.99.0-gke.1 is not offered in us-central1-a']),
     ('count-text', 'gke_a3high.yml', {'gpudirect_node_count': 'two'}, ["gpudirect_node_count: 'two' is not a whole number"]),
+    # A kubeconfig path that is a directory was found only after 25 writes.
+    ('kubeconfig-directory', 'gke_a3high.yml', {'gpudirect_kubeconfig_path': '/tmp'},
+     ['gpudirect_kubeconfig_path: /tmp is a directory; give a file path']),
     # An empty GPU pool and one past GKE's limit per zone (a million nodes was once sent).
     ('count-zero', 'gke_a3high.yml', {'gpudirect_node_count': 0}, ['gpudirect_node_count: 0 nodes per zone; give 1 to 1000']),
     ('count-million', 'gke_a3mega.yml', {'gpudirect_node_count': 1000000},

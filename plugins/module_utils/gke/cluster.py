@@ -15,7 +15,7 @@ import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family, read_kubeconfig
 
 STANDARD, AUTOPILOT = 'standard', 'autopilot'
 
@@ -131,6 +131,8 @@ def plan_from_params(params, server_config=None):
         check_offered(params['version'], server_config, params['location'])
     if params['wait_timeout'] <= 0:
         raise PlanError('wait_timeout: %d seconds; give how long to wait for each operation, e.g. 1800' % params['wait_timeout'])
+    if params['kubeconfig_path']:
+        read_kubeconfig(params['kubeconfig_path'])   # a file the cluster's context cannot be merged into is refused here
     return plan
 
 

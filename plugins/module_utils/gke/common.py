@@ -164,20 +164,83 @@ def kubeconfig(cluster_name, endpoint, ca_certificate):
     }
 
 
-def write_kubeconfig(path, config, check_mode=False):
-    """Write the kubeconfig ``config`` (a dict) to ``path`` unless the file already holds it; returns whether it
-    was written (in check mode: would be). JSON, which kubectl and kubernetes.core read as the YAML it is; mode
-    0600 (it holds no secret, like gcloud's, but is the user's), its directory created with mode 0700, replaced
-    in one rename."""
+KUBECONFIG_LISTS = ('clusters', 'contexts', 'users')
+
+
+def read_kubeconfig(path):
+    """The kubeconfig at ``path`` as (dict, 'json' | 'yaml'), or (None, None) when there is no file; raise PlanError
+    naming kubeconfig_path for what cannot be merged into (a directory, an unreadable file, one that is not a
+    kubeconfig)."""
     path = os.path.expanduser(path)
+    if os.path.isdir(path):
+        raise PlanError('kubeconfig_path: %s is a directory; give a file path, e.g. %s' % (path, os.path.join(path, 'config')))
     try:
         with open(path, encoding='utf-8') as handle:
-            if json.load(handle) == config:
-                return False
-    except (OSError, ValueError):
-        pass   # missing, unreadable or not JSON (a file written another way): written anew
+            text = handle.read()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        raise PlanError('kubeconfig_path: cannot read %s (%s); give a file this user can read and write' % (path, exc.strerror)) from None
+    try:
+        return (json.loads(text) if text.strip() else {}), 'json'
+    except ValueError:
+        pass
+    import yaml  # pylint: disable=import-outside-toplevel  # Ansible's own dependency; only for a file written as YAML
+    try:
+        config = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise PlanError('kubeconfig_path: %s is neither JSON nor YAML (%s); give a kubeconfig file or a new path'
+                        % (path, str(exc).splitlines()[0])) from None
+    if not isinstance(config, dict) or config.get('kind', 'Config') != 'Config' or any(
+            not isinstance(config.get(key) or [], list) for key in KUBECONFIG_LISTS):
+        raise PlanError('kubeconfig_path: %s is not a kubeconfig (kind Config with lists clusters, contexts, users); give a '
+                        'kubeconfig file or a new path' % path)
+    return config, 'yaml'
+
+
+def merged_kubeconfig(existing, config):
+    """``existing`` with the entries of ``config`` set by name and its current context, as ``gcloud container clusters
+    get-credentials`` merges into a kubeconfig: the file's other clusters, contexts, users and settings stay."""
+    merged = dict(existing or {})
+    for key in ('apiVersion', 'kind'):
+        merged.setdefault(key, config[key])
+    for key in KUBECONFIG_LISTS:
+        ours = {entry['name']: entry for entry in config[key]}
+        kept = [entry for entry in merged.get(key) or [] if entry.get('name') not in ours]
+        merged[key] = kept + list(ours.values())
+    merged['current-context'] = config['current-context']
+    return merged
+
+
+def write_kubeconfig(path, config, check_mode=False):
+    """Merge the kubeconfig ``config`` (a dict) into the file ``path`` unless it already holds it (merged_kubeconfig:
+    what else the file holds stays); returns whether it was written (in check mode: would be). A new file is JSON,
+    which kubectl and kubernetes.core read as the YAML it is; an existing file keeps its format. Mode 0600 (it holds
+    no secret, like gcloud's, but is the user's), its directory created with mode 0700, replaced in one rename."""
+    path = os.path.expanduser(path)
+    existing, form = read_kubeconfig(path)
+    merged = merged_kubeconfig(existing, config)
+    if existing == merged:
+        return False
     if check_mode:
         return True
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile('w', encoding='utf-8', dir=directory, prefix='.kubeconfig-', delete=False)
+    try:
+        with handle:
+            if form == 'yaml':
+                import yaml  # pylint: disable=import-outside-toplevel
+                yaml.safe_dump(merged, handle, default_flow_style=False, sort_keys=False)
+            else:
+                json.dump(merged, handle, indent=2, sort_keys=True)
+                handle.write('\n')
+        os.chmod(handle.name, 0o600)
+        os.replace(handle.name, path)
+    finally:
+        if os.path.exists(handle.name):
+            os.unlink(handle.name)
+    return True
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, mode=0o700, exist_ok=True)
     handle = tempfile.NamedTemporaryFile('w', encoding='utf-8', dir=directory, prefix='.kubeconfig-', delete=False)

@@ -166,6 +166,9 @@ options:
   labels:
     description:
       - Labels of the VMs.
+      - The collection adds its own to the VMs it creates, C(aiinfra-gpudirect=managed) and, with O(network_prefix),
+        C(aiinfra-gpudirect-group=PREFIX); they are never added to an existing VM it did not create, and these keys cannot
+        be given here.
     type: dict
   tags:
     description:
@@ -185,6 +188,9 @@ options:
     description:
       - V(present) creates missing VMs and leaves running state alone; V(started) and V(stopped) also start or stop them;
         V(absent) deletes them.
+      - V(absent) deletes only VMs the collection created (label C(aiinfra-gpudirect=managed)); a VM of such a name that
+        someone else made is left alone with a warning (RV(left_alone)). With O(network_prefix) it also deletes every VM
+        labelled with that group, so a teardown finds all the VMs of a run with a larger O(count).
     type: str
     choices: [present, started, stopped, absent]
     default: present
@@ -251,6 +257,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+left_alone:
+  description: The VMs O(state=absent) did not delete because the collection did not create them.
+  returned: when such a VM exists
+  type: list
+  elements: str
 instances:
   description: Every VM of the call, in the order of the names.
   returned: always
@@ -326,6 +337,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import looku
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 
 ARGUMENT_SPEC = gce_instance.ARGUMENT_SPEC
 MUTUALLY_EXCLUSIVE = gce_instance.MUTUALLY_EXCLUSIVE
@@ -504,6 +516,22 @@ def check_references(module, spec, params, names, new_vms):
         module.warn(message + ' (check mode: assuming an earlier task creates it)')
 
 
+def absent_targets(module, compute, names, group, result):
+    """(names, {name: instance}) that state absent deletes: the VMs named (or counted) and every VM labelled with the
+    group (a run with a larger count made more), of those only what the collection created (its mark). A VM of such a
+    name that someone else made is left alone, named in a warning and in ``left_alone``."""
+    if group:
+        names = list(names) + sorted(set(compute.instance_names_labelled(compute_catalog.GROUP_LABEL, group)) - set(names))
+    current = compute.instances_by_name(names)
+    foreign = [name for name in names if name in current and not gce_instance.is_managed(current[name])]
+    if foreign:
+        key, value = compute_catalog.MANAGED_LABEL
+        module.warn('VMs %s were not created by aiinfra.gpudirect (no label %s=%s): left alone; delete them yourself if they '
+                    'should go' % (', '.join(foreign), key, value))
+        result['left_alone'] = ['instance %s (not created by aiinfra.gpudirect)' % name for name in foreign]
+    return [name for name in names if name not in foreign], {name: vm for name, vm in current.items() if name not in foreign}
+
+
 def describe_step(name, step, zone, in_place, fixed):
     return {'create': "create instance '%s' in %s" % (name, zone), 'recreate': "replace instance '%s' (%s)" % (name, ', '.join(fixed)),
             'update': "set %s of instance '%s'" % (', '.join(in_place), name)}.get(step, "%s instance '%s'" % (step, name))
@@ -523,7 +551,10 @@ def main():
     actions = result['actions']
     runner = GroupRunner(module, spec, [params['zone']] + list(params['fallback_zones']))
     try:
-        current = compute.instances_by_name(names)
+        if state == 'absent':
+            names, current = absent_targets(module, compute, names, params['network_prefix'], result)
+        else:
+            current = compute.instances_by_name(names)
         before = {name: gce_instance.instance_summary(current[name]) for name in names if name in current}
         plans, in_place, replaced = {}, {}, {}
         for name in names:

@@ -192,7 +192,7 @@ managed:
 
 import time
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
@@ -202,7 +202,7 @@ ARGUMENT_SPEC = gke_cluster.ARGUMENT_SPEC
 
 
 def is_managed(cluster):
-    key, value = gke_catalog.GKE_MANAGED_LABEL
+    key, value = compute_catalog.MANAGED_LABEL
     return (cluster.get('resourceLabels') or {}).get(key) == value
 
 
@@ -248,7 +248,7 @@ def main():
             result.update(results(current))   # as found: a teardown reads the kubeconfig here (check mode) first
             if current is not None and not is_managed(current) and not params['delete_adopted']:
                 module.warn('cluster %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set delete_adopted: '
-                            'true to delete it' % ((name,) + gke_catalog.GKE_MANAGED_LABEL))
+                            'true to delete it' % ((name,) + compute_catalog.MANAGED_LABEL))
             elif current is not None:
                 result['actions'].append('delete cluster %s' % name)
                 if not module.check_mode:

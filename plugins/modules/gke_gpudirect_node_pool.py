@@ -301,7 +301,7 @@ operations:
   elements: str
 """
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
@@ -399,7 +399,7 @@ def main():
         before = gke_node_pool.view(current)
         if params['state'] == 'absent':
             if current is not None and not gke_node_pool.is_managed(current) and not params['delete_adopted']:
-                key, value = gke_catalog.GKE_MANAGED_LABEL
+                key, value = compute_catalog.MANAGED_LABEL
                 module.warn('node pool %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set '
                             'delete_adopted: true to delete it' % (params['name'], key, value))
                 result['left_alone'] = ['node pool %s (not created by aiinfra.gpudirect)' % params['name']]

@@ -262,7 +262,7 @@ def test_labels_change_in_place_other_fields_need_recreate(sandbox, vms):
     relabel = vms(count=1, labels={'team': 'ml'}, diff=True)
     assert relabel['changed'] is True
     assert relabel['actions'] == ["set labels of instance 'hi-vm-1'"]
-    assert instances(sandbox)['hi-vm-1']['labels'] == {'team': 'ml'}
+    assert instances(sandbox)['hi-vm-1']['labels'] == {'team': 'ml', 'aiinfra-gpudirect': 'managed', 'aiinfra-gpudirect-group': 'hi'}
     refused = vms(count=1, labels={'team': 'ml'}, restart_on_failure=False)
     assert refused['failed'] is True
     assert 'hi-vm-1 (scheduling)' in refused['msg'] and 'set recreate: true' in refused['msg']
@@ -285,6 +285,26 @@ def test_stop_start_and_delete(sandbox, vms):
     assert deleted['changed'] is True and instances(sandbox) == {}
     assert {vm['status'] for vm in deleted['instances']} == {'ABSENT'}
     assert vms(count=2, state='absent')['changed'] is False
+
+
+def test_absent_deletes_every_vm_of_the_group_and_only_those_the_collection_created(sandbox, vms, api):
+    """Teardown finds a run's VMs by the group label, not by the count repeated; a VM of such a name that the
+    collection did not create (here: its marks taken off, as on a VM made another way) stays, named."""
+    vms(count=4)
+    assert instances(sandbox)['hi-vm-1']['labels'] == {'aiinfra-gpudirect': 'managed', 'aiinfra-gpudirect-group': 'hi'}
+    theirs = instances(sandbox)['hi-vm-4']
+    api.must('POST', 'compute/v1/projects/%s/zones/%s/instances/hi-vm-4/setLabels' % (PROJECT, ZONE),
+             {'labels': {'team': 'theirs'}, 'labelFingerprint': theirs.get('labelFingerprint')})
+    adopted = vms(count=4)   # a rerun adopts the VM as it is: the marks are not put back
+    assert adopted['changed'] is False and instances(sandbox)['hi-vm-4']['labels'] == {'team': 'theirs'}, adopted
+    planned = vms(count=4, state='absent', check_mode=True)
+    assert planned['left_alone'] == ['instance hi-vm-4 (not created by aiinfra.gpudirect)'], planned
+    assert [action for action in planned['actions']] == ["delete instance 'hi-vm-%d'" % n for n in (1, 2, 3)], planned['actions']
+    deleted = vms(count=2, state='absent')   # the default count, not the run's: hi-vm-3 is found by its group label
+    assert deleted['changed'] is True and set(instances(sandbox)) == {'hi-vm-4'}, deleted
+    assert [vm['name'] for vm in deleted['instances']] == ['hi-vm-1', 'hi-vm-2', 'hi-vm-3']
+    refused = vms(count=1, labels={'aiinfra-gpudirect': 'mine'})
+    assert refused.get('failed') and "labels: aiinfra-gpudirect is the collection's own label" in refused['msg'], refused
 
 
 def test_check_mode_creates_nothing(sandbox, vms):

@@ -444,7 +444,7 @@ def test_two_sources_with_one_fabric_name_keep_each_hosts_facts(sandbox, tmp_pat
     assert high['gpudirect_data_networks'] == ['gpu-data-net-%d' % n for n in range(1, 5)]
     assert mega['gpudirect_data_networks'] == ['gpu-data-net-%d' % n for n in range(1, 9)]
     assert (high['gpudirect_technology'], mega['gpudirect_technology']) == ('tcpx', 'tcpxo')
-    assert high['gpudirect_labels'] == {} and high['gpudirect_data_ips'] == [
+    assert high['gpudirect_labels'] == {'aiinfra-gpudirect': 'managed', 'aiinfra-gpudirect-group': 'gpu'} and high['gpudirect_data_ips'] == [
         nic['networkIP'] for nic in sandbox.resources('compute.instances', PROJECT)[0]['networkInterfaces'][1:]]
 
 

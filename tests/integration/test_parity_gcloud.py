@@ -36,8 +36,12 @@ MODELS = {
 
 # Differences we keep on purpose: (collection, field path) -> why. Only these may differ.
 KEPT_DIFFERENCES = {
-    # None today: our bodies are the ones gcloud sends. params.requestValidForDuration, which we send for
-    # FLEX_START and gcloud 528 cannot, is input-only and so never part of the stored resource.
+    # params.requestValidForDuration, which we send for FLEX_START and gcloud 528 cannot, is input-only and so never
+    # part of the stored resource.
+    ('compute.instances', 'labels.aiinfra-gpudirect'): 'our label aiinfra-gpudirect=managed marks the VMs the collection '
+                                                       'created (teardown deletes only those)',
+    ('compute.instances', 'labels.aiinfra-gpudirect-group'): 'our label names the VMs\' group (their network prefix), by '
+                                                             'which teardown finds every VM of a run',
 }
 
 

@@ -77,12 +77,19 @@ def test_main_job_output_then_teardown_twice(sandbox):
     assert len(mutating(sandbox)) == count, 'a second teardown changes nothing'
 
 
-def test_teardown_refuses_while_other_vms_use_the_fabric(sandbox):
-    made = ansible_playbook(sandbox, 'a3high.yml', {'gpudirect_node_count': 3})
+def test_teardown_finds_the_runs_vms_by_label_and_refuses_while_other_vms_use_the_fabric(sandbox, api):
+    """A run of 5 VMs torn down without the count: its VMs go (found by their group label, not by the default count of 2).
+    A VM someone else put on the fabric (here: one whose labels were replaced, as on a VM made another way) stays, and
+    the networks stay while it uses them."""
+    made = ansible_playbook(sandbox, 'a3high.yml', {'gpudirect_node_count': 5})
     assert made.returncode == 0, made.stdout[-3000:]
-    refused = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g', 'gpudirect_node_count': 2})
+    theirs = next(vm for vm in sandbox.resources('compute.instances') if vm['name'] == 'a3high-vm-5')
+    api.must('POST', 'compute/v1/projects/sandbox-project/zones/us-central1-a/instances/a3high-vm-5/setLabels',
+             {'labels': {'team': 'theirs'}, 'labelFingerprint': theirs.get('labelFingerprint')})
+    refused = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g'})
     assert refused.returncode != 0
-    assert 'still used by instances a3high-vm-3 (us-central1-a)' in refused.stdout
+    assert sorted(vm['name'] for vm in sandbox.resources('compute.instances')) == ['a3high-vm-5'], refused.stdout[-3000:]
+    assert 'still used by instances a3high-vm-5 (us-central1-a)' in refused.stdout
     assert len(sandbox.resources('compute.networks')) == 5
 
 

@@ -148,11 +148,12 @@ def delete(call, plural, key, interim_fields=None, then=()):
     return start_compute_operation(call, key.rsplit('/', 2)[0], 'delete', key, resource['id'], [effect])
 
 
-_FILTER_TERM = re.compile(r'\(?\s*([\w.]+)\s*(!=|=|\beq\b|\bne\b)\s*(?:"([^"]*)"|\'([^\']*)\'|([^\s)]+))\s*\)?')
+_FILTER_TERM = re.compile(r'\(?\s*([\w.-]+)\s*(!=|=|\beq\b|\bne\b)\s*(?:"([^"]*)"|\'([^\']*)\'|([^\s)]+))\s*\)?')
 
 
 def matches_filter(resource, expression):
-    """Compute's list ``filter``: ``field = value``, ``field != value`` (exact, ``*`` wildcard) and
+    """Compute's list ``filter``: ``field = value``, ``field != value`` (exact, ``*`` wildcard; a label key may hold
+    ``-``: ``labels.my-key = value``) and
     ``field eq regex`` / ``field ne regex`` (full match), several terms joined by AND."""
     for field, operator, *quoted in _FILTER_TERM.findall(expression or ''):
         value = next((text for text in quoted if text), '')

@@ -19,6 +19,13 @@ from typing import Optional
 # "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）", every gcloud command)
 # ---------------------------------------------------------------------------------------------
 
+MANAGED_LABEL = ('aiinfra-gpudirect', 'managed')
+# Not from a seed: the resource label on what the collection creates (VMs, GKE clusters, node pools' nodes), so that
+# teardown deletes only those; what it adopted or someone else made is never deleted by the playbooks.
+GROUP_LABEL = 'aiinfra-gpudirect-group'
+# Not from a seed: the resource label naming the VMs' group (their network prefix), by which teardown finds every VM
+# of a group, however many a run made.
+
 COS_IMAGE_FAMILY = 'cos-121-lts'
 # seed 000: ``--image-family=cos-121-lts`` ("cos-121-lts 以降" -- this family or later).
 COS_IMAGE_PROJECT = 'cos-cloud'

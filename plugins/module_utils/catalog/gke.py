@@ -452,9 +452,6 @@ GKE_ACCELERATOR_NETWORK_PROFILE = 'auto'
 # seed 001 ``--accelerator-network-profile=auto`` (NodeNetworkConfig.acceleratorNetworkProfile).
 GKE_DEFAULT_POOL_NODE_COUNT = 3
 # seed 003's cluster create passes no --num-nodes: gcloud's default-pool has 3 nodes.
-GKE_MANAGED_LABEL = ('aiinfra-gpudirect', 'managed')
-# Not from a seed: the resource label gke_gpudirect_cluster puts on clusters it creates, so that
-# teardown deletes only those (an adopted cluster is never deleted by the playbooks).
 
 GKE_RDMA_LAYOUT = MappingProxyType({
     'gvnic_network': '{prefix}-gvnic-net',

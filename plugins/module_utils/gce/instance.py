@@ -130,8 +130,10 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
                         max_run_duration=None, request_valid_for_duration=None, reservation=None, restart_on_failure=True,
                         image=None, image_family=None, image_project=None, boot_disk_size_gb=None, boot_disk_type=None,
                         metadata=None, service_account_email='default', scopes=None, labels=None, tags=None,
-                        placement_policy=None, external_ip=True):
-    """Check every input against the catalog and return the InstanceSpec; raise PlanError first."""
+                        placement_policy=None, external_ip=True, group=None):
+    """Check every input against the catalog and return the InstanceSpec; raise PlanError first.
+
+    ``group``: the VMs' group (their network prefix), labelled so that teardown finds every VM of it."""
     try:
         family = families.get_family(machine_type, field='machine_type')
         model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model')
@@ -202,8 +204,12 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
         if not LABEL_PATTERN.match(key) or not LABEL_VALUE_PATTERN.match(str(value)):
             raise PlanError("labels: '%s: %s' is not a valid label (lowercase letters, digits, - and _; keys start with a letter)"
                             % (key, value))
-    if labels:
-        body['labels'] = dict(labels)
+    for key in MARK_KEYS:
+        if key in (labels or {}):
+            raise PlanError('labels: %s is the collection\'s own label (it marks the VMs it creates); choose another key' % key)
+    body['labels'] = dict(labels or {}, **dict([compute.MANAGED_LABEL]))
+    if group:
+        body['labels'][compute.GROUP_LABEL] = group
     if tags:
         body['tags'] = {'items': sorted(tags)}
     if placement_policy:
@@ -324,8 +330,19 @@ def managed_value(field, wanted, current, exclusive=False):
         items = set() if exclusive else set((current or {}).get('items', []))
         return {'items': sorted(items | set((wanted or {}).get('items', [])))}
     labels = {} if exclusive else dict(current or {})
-    labels.update(wanted or {})
+    labels.update({key: value for key, value in (wanted or {}).items() if key not in MARK_KEYS})
+    # The collection's marks are set when it creates a VM: never added to a VM it adopts, never taken off one.
+    labels.update({key: value for key, value in (current or {}).items() if key in MARK_KEYS})
     return labels
+
+
+MARK_KEYS = (compute.MANAGED_LABEL[0], compute.GROUP_LABEL)
+
+
+def is_managed(instance):
+    """Whether the collection created ``instance`` (its mark, the label MANAGED_LABEL)."""
+    key, value = compute.MANAGED_LABEL
+    return (instance.get('labels') or {}).get(key) == value
 
 
 def differences(body, current, exclusive=()):
@@ -453,7 +470,7 @@ def build_from_params(params, project):
         image_project=params['image_project'], boot_disk_size_gb=params['boot_disk_size_gb'],
         boot_disk_type=params['boot_disk_type'], metadata=params['metadata'], service_account_email=params['service_account_email'],
         scopes=params['service_account_scopes'], labels=params['labels'], tags=params['tags'],
-        placement_policy=params['placement_policy'], external_ip=params['external_ip'])
+        placement_policy=params['placement_policy'], external_ip=params['external_ip'], group=params['network_prefix'])
     return names, spec
 
 

@@ -602,6 +602,12 @@ class ComputeClient(_ApiClient):
         return {instance['name']: instance for _scope, instance in self.aggregated_list('instances', 'list instances', params=query)
                 if instance['name'] in wanted}
 
+    def instance_names_labelled(self, key, value):
+        """Names of the project's VMs, in any zone, whose label ``key`` is ``value``: one aggregatedList with a filter."""
+        query = {'filter': 'labels.%s = "%s"' % (key, value)}
+        return [instance['name'] for _scope, instance in self.aggregated_list('instances', 'list instances labelled %s=%s' % (key, value),
+                                                                               params=query)]
+
     def wait_for_instances(self, names, targets, timeout):
         """Poll (one aggregatedList a round, with backoff) until each VM of targets ({name: status}) has its status.
 

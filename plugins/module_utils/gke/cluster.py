@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family, read_kubeconfig
 
@@ -131,7 +132,7 @@ def plan_from_params(params, server_config=None):
         check_offered(params['version'], server_config, params['location'])
     if params['wait_timeout'] <= 0:
         raise PlanError('wait_timeout: %d seconds; give how long to wait for each operation, e.g. 1800' % params['wait_timeout'])
-    if params['kubeconfig_path']:
+    if params.get('kubeconfig_path'):
         read_kubeconfig(params['kubeconfig_path'])   # a file the cluster's context cannot be merged into is refused here
     return plan
 
@@ -172,7 +173,7 @@ def build_cluster_plan(name, location, machine_type, mode=STANDARD, version=None
         'initialClusterVersion': version,
         'networkConfig': {'datapathProvider': gke_catalog.GKE_DATAPATH_PROVIDER},
         'ipAllocationPolicy': {'useIpAliases': True, 'createSubnetwork': False},
-        'resourceLabels': dict([gke_catalog.GKE_MANAGED_LABEL]),
+        'resourceLabels': dict([compute_catalog.MANAGED_LABEL]),
     }
     if multi_networking:
         body['networkConfig']['enableMultiNetworking'] = True

@@ -282,7 +282,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     if labels:
         config['labels'] = labels
     # The collection's mark on the pools it creates (the VMs' resource labels): state absent deletes only marked pools.
-    config['resourceLabels'] = dict([gke_catalog.GKE_MANAGED_LABEL])
+    config['resourceLabels'] = dict([compute_catalog.MANAGED_LABEL])
     if provisioning == 'spot':
         config['spot'] = True
     elif provisioning == 'flex_start':
@@ -388,8 +388,8 @@ def merged_labels(plan, current):
 
 
 def is_managed(pool):
-    """Whether the collection created ``pool`` (its mark, the resource label GKE_MANAGED_LABEL)."""
-    key, value = gke_catalog.GKE_MANAGED_LABEL
+    """Whether the collection created ``pool`` (its mark, the resource label MANAGED_LABEL)."""
+    key, value = compute_catalog.MANAGED_LABEL
     return (dig(pool, 'config.resourceLabels') or {}).get(key) == value
 
 

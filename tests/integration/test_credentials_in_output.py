@@ -1,0 +1,46 @@
+"""No credential reaches the output: the roles that take a kubeconfig (gke_gpudirect, gke_rdma, openshift_rdma) given
+one inline, as a dict with a bearer token, run at -vvv (every task's arguments and results printed) against a real
+API server, and the token appears nowhere in what ansible-playbook prints.
+
+The cluster is a plain one (no GPU nodes, no GKE or OpenShift CRDs): each role runs its argument validation, its
+facts and its first reads with the credentials, then stops where the cluster lacks what it needs; every play is
+rescued so the next role runs. The reads must have happened (the API server's audit log names them), or the test
+would pass on a role that never used the kubeconfig.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from sandbox.kube.controlplane import ACCESS_TOKEN
+from playbook_runner import ansible_playbook_command, collections_path
+
+ROLES = {
+    'gke_gpudirect': {'gke_gpudirect_technology': 'TCPXO', 'gke_gpudirect_network_prefix': 'secret', 'gke_gpudirect_nccl_test': False},
+    'gke_rdma': {'gke_rdma_machine_type': 'a3-ultragpu-8g', 'gke_rdma_nccl_test': False},
+    'openshift_rdma': {'openshift_rdma_method': 'shared_device', 'openshift_rdma_link': 'roce'},
+}
+
+
+def test_an_inline_kubeconfig_token_is_never_printed_at_vvv(kube_cluster, tmp_path):
+    token = ACCESS_TOKEN   # the sandbox user's bearer token, which the API server accepts (and audits)
+    inline = kube_cluster.kubeconfig(context='inline', token=token)
+    plays = [{'name': role, 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+              'vars': {'ansible_python_interpreter': sys.executable},
+              'tasks': [{'block': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role},
+                                    'vars': dict(variables, **{role + '_kubeconfig': inline})}],
+                         'rescue': [{'name': 'Stopped', 'ansible.builtin.debug': {'msg': '%s stopped' % role}}]}]}
+             for role, variables in ROLES.items()]
+    playbook = tmp_path / 'play.yml'
+    playbook.write_text(json.dumps(plays), encoding='utf-8')
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False',
+               ANSIBLE_INVENTORY_UNPARSED_WARNING='False', HOME=str(tmp_path))
+    reads = len(kube_cluster.requests)
+    run = subprocess.run([*ansible_playbook_command(kubernetes=True), str(playbook), '--check', '-vvv'], env=env,
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    for role in ROLES:
+        assert 'PLAY [%s]' % role in run.stdout
+    assert len(kube_cluster.requests) > reads, 'the roles never read the cluster with the inline kubeconfig'
+    assert token not in run.stdout and token not in run.stderr

@@ -14,13 +14,16 @@ import copy
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied
+
 ARGUMENT_SPEC = {
     'objects': {'type': 'list', 'elements': 'dict', 'required': True},
-    'kubeconfig': {'type': 'path'},
+    'kubeconfig': {'type': 'raw', 'no_log': True},
     'context': {'type': 'str'},
     'wait': {'type': 'bool', 'default': False},
     'wait_timeout': {'type': 'int', 'default': 120},
     'wait_sleep': {'type': 'int', 'default': 5},
+    'field_managers': {'type': 'list', 'elements': 'str'},
 }
 
 
@@ -60,8 +63,18 @@ class ActionModule(ActionBase):
         del tmp
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         objects = args['objects']
-        definitions = [reference(obj, index) for index, obj in enumerate(objects)]
+        for index, obj in enumerate(objects):
+            reference(obj, index)   # every object named before anything is deleted
         result.update(changed=False, removed=[])
+        if args['field_managers'] is not None:
+            ours = applied.managed_by(objects, args['field_managers'])
+            others = [obj for obj in objects if not any(obj is mine for mine in ours)]
+            if others:
+                result['left_alone'] = ['%s (written by %s)' % (title(reference(obj, 0)), ', '.join(applied.managers(obj)) or 'no field manager')
+                                        for obj in others]
+                result['warnings'] = ['not deleted, not made by %s: %s' % (' or '.join(args['field_managers']), '; '.join(result['left_alone']))]
+            objects = ours
+        definitions = [reference(obj, index) for index, obj in enumerate(objects)]
         if not definitions:
             return result
         module_args = {'state': 'absent', 'definition': definitions, 'wait': args['wait'],
@@ -69,14 +82,14 @@ class ActionModule(ActionBase):
         module_args.update({key: args[key] for key in ('kubeconfig', 'context') if args[key]})
         deleted = self._execute_module(module_name='kubernetes.core.k8s', module_args=module_args, task_vars=task_vars)
         if deleted.get('failed'):
-            return dict(deleted, removed=[])
+            return dict(deleted, removed=[], **({'left_alone': result['left_alone']} if 'left_alone' in result else {}))
         # One definition: the module exits with its result; several: {'result': {'results': [...]}}, in order.
         each = deleted['result']['results'] if len(definitions) > 1 else [deleted]
         gone = [obj for obj, outcome in zip(definitions, each) if outcome.get('changed')]
         full = {title(ref): obj for ref, obj in zip(definitions, objects)}
         result.update(changed=bool(gone), removed=[title(ref) for ref in gone])
         if deleted.get('warnings'):
-            result['warnings'] = deleted['warnings']
+            result['warnings'] = result.get('warnings', []) + deleted['warnings']
         if self._task.diff:
             result['diff'] = [{'before_header': title(ref), 'after_header': '%s (deleted)' % title(ref),
                                'before': shown(full[title(ref)]), 'after': ''} for ref in gone]

@@ -52,8 +52,8 @@ options:
     elements: dict
     required: true
   kubeconfig:
-    description: Passed to M(kubernetes.core.k8s) (its O(kubernetes.core.k8s#module:kubeconfig)).
-    type: path
+    description: Passed to M(kubernetes.core.k8s) (its O(kubernetes.core.k8s#module:kubeconfig)), a path or a dict.
+    type: raw
   context:
     description: Passed to M(kubernetes.core.k8s) (its O(kubernetes.core.k8s#module:context)).
     type: str
@@ -69,6 +69,13 @@ options:
     description: Seconds between checks while waiting.
     type: int
     default: 5
+  field_managers:
+    description:
+      - Delete only the objects one of these field managers wrote (their C(metadata.managedFields) name it), for example
+        the field manager of the applies that made them; the others are left alone, named in RV(left_alone) and a warning.
+      - Unset, every object given is deleted.
+    type: list
+    elements: str
 seealso:
   - module: kubernetes.core.k8s
 """
@@ -91,4 +98,10 @@ removed:
   type: list
   elements: str
   sample: [MacvlanNetwork rdmashared-net, SriovNetwork openshift-sriov-network-operator/sriov-network]
+left_alone:
+  description: The objects not deleted because none of O(field_managers) wrote them, each with the managers that did.
+  returned: when O(field_managers) left an object alone
+  type: list
+  elements: str
+  sample: [Namespace openshift-nfd (written by kubectl-create)]
 """

@@ -238,6 +238,33 @@ def test_operator_teardown_names_what_holds_a_namespace_and_completes_once_it_go
             if openshift.get('namespaces', name) is not None] == []
 
 
+def test_teardown_removes_only_what_the_role_installed_or_applied(openshift):
+    """An operator someone else installed (NFD, from an older catalog) and an object of the role's names that someone else
+    made (a NicClusterPolicy) stay through a teardown with openshift_rdma_teardown_operators, named; the operators the
+    role installed go, namespaces and all; the SR-IOV operator's own SriovOperatorConfig is never the teardown's."""
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render  # pylint: disable=import-outside-toplevel
+    store = openshift.cluster.store
+    openshift.sim.installed_before(render.operator_objects(catalog.OPERATORS[0], 'stable'), 'nfd.4.15.0-202410081504')
+    installed = openshift.run(args=['--tags', 'operators'])
+    assert installed.returncode == 0, _out(installed)
+    theirs = store.create({'apiVersion': 'mellanox.com/v1alpha1', 'kind': 'NicClusterPolicy',
+                           'metadata': {'name': catalog.NIC_CLUSTER_POLICY_NAME},
+                           'spec': {}})
+    down = openshift.run('openshift_rdma_teardown.yml', extra={'openshift_rdma_teardown_operators': True})
+    assert down.returncode == 0, _out(down)
+    assert openshift.get('nicclusterpolicies.mellanox.com', theirs['metadata']['name']) is not None
+    assert 'not deleted, not made by aiinfra.gpudirect.openshift_rdma: NicClusterPolicy %s (written by' % theirs['metadata']['name'] \
+        in down.stderr, _out(down)
+    assert openshift.get('namespaces', 'openshift-nfd') is not None and openshift.get('subscriptions.operators.coreos.com', 'nfd', 'openshift-nfd')
+    assert 'Left alone, not installed by aiinfra.gpudirect (their Subscriptions were not written by its applies): the operators in openshift-nfd' \
+        in down.stdout, _out(down)
+    assert [name for name in ('openshift-sriov-network-operator', 'nvidia-network-operator', 'nvidia-gpu-operator')
+            if openshift.get('namespaces', name) is not None] == []
+    assert not [request for request in down.mutations if request[0] == 'DELETE' and 'sriovoperatorconfigs' in request[1]]
+    assert not [request for request in down.mutations if '/namespaces/openshift-nfd' in request[1]], down.mutations
+
+
 def _title(openshift, network):
     """How the role names a removed network object: KIND NAME, or KIND NAMESPACE/NAME."""
     plural, name, namespace = network

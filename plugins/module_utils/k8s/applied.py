@@ -56,3 +56,15 @@ def to_apply(desired, live):
     found = {_key(obj): obj for obj in live or []}
     marked = [with_applied_hash(obj) for obj in desired]
     return [obj for obj in marked if not contains(found.get(_key(obj)), obj)]
+
+
+def managers(obj):
+    """The field managers that wrote ``obj`` (its metadata.managedFields)."""
+    return sorted({entry.get('manager') for entry in (obj.get('metadata') or {}).get('managedFields') or [] if entry.get('manager')})
+
+
+def managed_by(objects, field_managers):
+    """The objects one of ``field_managers`` wrote: what the collection applied, as opposed to what someone else made
+    (an object read without its managedFields is not shown to be ours, so it is not among them)."""
+    wanted = set(field_managers)
+    return [obj for obj in objects if wanted & set(managers(obj))]

@@ -220,9 +220,9 @@ def problems(options, cluster=None):
 def operator_objects(operator, channel, csv=None):
     """Namespace, OperatorGroup and Subscription of one catalog operator (catalog.OPERATORS entry)."""
     namespace = operator['namespace']
-    meta = {}
-    if operator['namespace_labels']:
-        meta['labels'] = dict(operator['namespace_labels'])
+    # The label gives the role's apply a field of the Namespace to own: an apply that owns no field leaves no
+    # managedFields entry, and the teardown knows the role's objects by that entry.
+    meta = {'labels': dict(operator['namespace_labels'] or {}, **{'app.kubernetes.io/managed-by': 'aiinfra.gpudirect'})}
     if operator['namespace_annotations']:
         meta['annotations'] = dict(operator['namespace_annotations'])
     spec = {'channel': channel, 'name': operator['package'], 'source': operator['source'],

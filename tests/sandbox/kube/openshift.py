@@ -216,9 +216,9 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         now = time.monotonic()
         return now - self._since.setdefault(key, now) >= self.delay
 
-    def _install_crd(self, relative, wait=True):   # pylint: disable=arguments-differ
+    def _install_openshift_crd(self, relative):
         """The vendored OpenShift CRD ``relative`` to crds/openshift, installed and served (SystemWrites)."""
-        self._crds.add(super()._install_crd(CRD_DIR / relative, wait=wait))
+        self._crds.add(self._install_crd(CRD_DIR / relative, wait=True))
 
     # platform ------------------------------------------------------------------------------------
     def install_platform(self):
@@ -231,11 +231,11 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         per package, and ``workers`` worker Nodes (kwok makes them Ready)."""
         for relative in ('operators.coreos.com/%s.yaml' % kind for kind in
                          ('CatalogSource', 'Subscription', 'OperatorGroup', 'InstallPlan', 'ClusterServiceVersion')):
-            self._install_crd(relative)
+            self._install_openshift_crd(relative)
         for relative in ('machineconfiguration.openshift.io/MachineConfig.yaml',
                          'machineconfiguration.openshift.io/MachineConfigPool.yaml', 'config.openshift.io/ClusterVersion.yaml',
                          'k8s.cni.cncf.io/NetworkAttachmentDefinition.yaml', 'packages.operators.coreos.com/PackageManifest.yaml'):
-            self._install_crd(relative)
+            self._install_openshift_crd(relative)
         for obj in PACKAGE_MANIFESTS_READ_ONLY:
             self._create(copy.deepcopy(obj))
         self._create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': MARKETPLACE}})
@@ -376,7 +376,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         self._update_status(csv, {'phase': 'Succeeded', 'reason': 'InstallSucceeded', 'message': 'install strategy completed with no errors',
                                   'lastUpdateTime': when, 'lastTransitionTime': when})
         for relative in PACKAGES[package]['crds']:
-            self._install_crd(relative)
+            self._install_openshift_crd(relative)
         self._update_status(sub, {'installPlanRef': {'apiVersion': plan['apiVersion'], 'kind': 'InstallPlan', 'name': plan['metadata']['name'],
                                                      'namespace': namespace, 'uid': plan['metadata']['uid'],
                                                      'resourceVersion': plan['metadata']['resourceVersion']},
@@ -433,7 +433,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                                                                         'lastUpdateTime': when, 'lastTransitionTime': when}]
         if step == 'Succeeded':
             for relative in PACKAGES[package]['crds']:
-                self._install_crd(relative)
+                self._install_openshift_crd(relative)
         self._update_status(csv, status)
 
     # NFD -------------------------------------------------------------------------------------------

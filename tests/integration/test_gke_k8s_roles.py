@@ -298,10 +298,25 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
                               'containers': [{'name': 'pause', 'image': 'gke.gcr.io/pause:3.8'}]}}}}
         ok(subprocess.run([KUBECTL, 'apply', '--server-side', '--force-conflicts', '--field-manager=someone-else', '-f', '-'],
                           input=json.dumps(other), env=env, capture_output=True, text=True, timeout=60, check=False))
-        #    Then cleanup (state absent), in the same ansible-playbook run.
-        conflict, cleanup = live.cases('gpud', 'gke_gpudirect', [_tcpxo(), _tcpxo(gke_gpudirect_state='absent')])
+        conflict, = live.cases('gpud', 'gke_gpudirect', [_tcpxo()])
         assert 'case 0 failed' in conflict and 'Conflict' in conflict and 'someone-else' in conflict, conflict[-3000:]
-        assert 'case 1 failed' not in cleanup, cleanup[-3000:]
+        # 9. Cleanup (state absent), with a DaemonSet of one of the role's names that someone else made (the role's own
+        #    deleted first): the cleanup leaves it, as everything the collection did not apply, and says so.
+        store.delete('daemonsets.apps', 'device-injector', 'kube-system')
+        wait_until(lambda: store.get('daemonsets.apps', 'device-injector', 'kube-system') is None, 'DaemonSet device-injector to go',
+                   timeout=120)
+        labels = {'app': 'theirs'}
+        store.create({'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': {'name': 'device-injector', 'namespace': 'kube-system'},
+                      'spec': {'selector': {'matchLabels': labels}, 'template': {'metadata': {'labels': labels}, 'spec': {
+                          'nodeSelector': {'theirs': 'nowhere'}, 'containers': [{'name': 'pause', 'image': 'gke.gcr.io/pause:3.8'}]}}}},
+                     field_manager='kubectl-client-side-apply')
+        run, _counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_state='absent'))
+        ok(run)
+        assert 'not deleted, not made by aiinfra.gpudirect.gke_gpudirect or aiinfra.gpudirect.gke_nccl_test: DaemonSet ' \
+            'kube-system/device-injector (written by kube-controller-manager, kubectl-client-side-apply)' in run.stderr, run.stderr[-3000:]
+        assert store.get('daemonsets.apps', 'device-injector', 'kube-system')['spec']['selector'] == {'matchLabels': labels}
+        store.delete('daemonsets.apps', 'device-injector', 'kube-system')
+        wait_until(lambda: store.get('daemonsets.apps', 'device-injector', 'kube-system') is None, 'their DaemonSet to go', timeout=120)
         cleaned = True
     finally:
         live.controllers.resume('gke-networks')

@@ -299,7 +299,7 @@ def test_absent_deletes_every_vm_of_the_group_and_only_those_the_collection_crea
     assert adopted['changed'] is False and instances(sandbox)['hi-vm-4']['labels'] == {'team': 'theirs'}, adopted
     planned = vms(count=4, state='absent', check_mode=True)
     assert planned['left_alone'] == ['instance hi-vm-4 (not created by aiinfra.gpudirect)'], planned
-    assert [action for action in planned['actions']] == ["delete instance 'hi-vm-%d'" % n for n in (1, 2, 3)], planned['actions']
+    assert planned['actions'] == ["delete instance 'hi-vm-%d'" % n for n in (1, 2, 3)], planned['actions']
     deleted = vms(count=2, state='absent')   # the default count, not the run's: hi-vm-3 is found by its group label
     assert deleted['changed'] is True and set(instances(sandbox)) == {'hi-vm-4'}, deleted
     assert [vm['name'] for vm in deleted['instances']] == ['hi-vm-1', 'hi-vm-2', 'hi-vm-3']

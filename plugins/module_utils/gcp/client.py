@@ -605,8 +605,8 @@ class ComputeClient(_ApiClient):
     def instance_names_labelled(self, key, value):
         """Names of the project's VMs, in any zone, whose label ``key`` is ``value``: one aggregatedList with a filter."""
         query = {'filter': 'labels.%s = "%s"' % (key, value)}
-        return [instance['name'] for _scope, instance in self.aggregated_list('instances', 'list instances labelled %s=%s' % (key, value),
-                                                                               params=query)]
+        found = self.aggregated_list('instances', 'list instances labelled %s=%s' % (key, value), params=query)
+        return [instance['name'] for _scope, instance in found]
 
     def wait_for_instances(self, names, targets, timeout):
         """Poll (one aggregatedList a round, with backoff) until each VM of targets ({name: status}) has its status.

@@ -241,16 +241,3 @@ def write_kubeconfig(path, config, check_mode=False):
         if os.path.exists(handle.name):
             os.unlink(handle.name)
     return True
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile('w', encoding='utf-8', dir=directory, prefix='.kubeconfig-', delete=False)
-    try:
-        with handle:
-            json.dump(config, handle, indent=2, sort_keys=True)
-            handle.write('\n')
-        os.chmod(handle.name, 0o600)
-        os.replace(handle.name, path)
-    finally:
-        if os.path.exists(handle.name):
-            os.unlink(handle.name)
-    return True

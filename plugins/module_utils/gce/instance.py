@@ -195,6 +195,11 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
         disk['initializeParams']['diskType'] = 'zones/%s/diskTypes/%s' % (zone, boot_disk_type)
     body['disks'] = [disk]
 
+    for key, value in (metadata or {}).items():
+        if isinstance(value, (dict, list, tuple)):
+            # The API takes a string per key; Python's repr of a nested value would reach the VM as the value.
+            raise PlanError('metadata: the value of %s is a %s; give a string (for structured data, a JSON string: '
+                            "\"{{ value | to_json }}\")" % (key, type(value).__name__))
     items = dict(family.metadata_dict if metadata is None else {})
     items.update(metadata or {})
     if items:
@@ -210,6 +215,12 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     body['labels'] = dict(labels or {}, **dict([compute.MANAGED_LABEL]))
     if group:
         body['labels'][compute.GROUP_LABEL] = group
+    for tag in tags or []:
+        if not compute.GCE_NAME_PATTERN.match(str(tag)):
+            # Tags.items: "Each tag within the list must comply with RFC1035" (compute.v1 discovery document): the API
+            # refuses the VM after the network exists.
+            raise PlanError("tags: '%s' is not a valid network tag (RFC 1035: 1-63 lowercase letters, digits and -, starting "
+                            'with a letter, not ending with -)' % tag)
     if tags:
         body['tags'] = {'items': sorted(tags)}
     if placement_policy:

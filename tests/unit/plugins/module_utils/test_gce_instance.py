@@ -34,6 +34,11 @@ def test_names_from_count_and_pattern():
     ({'boot_disk_size_gb': -10}, 'boot_disk_size_gb: -10 GB; a boot disk needs at least 10 GB'),
     ({'boot_disk_size_gb': 0}, 'boot_disk_size_gb: 0 GB'),
     ({'timeout': 0}, 'timeout: 0 seconds'),
+    # The API refuses these after the network exists; a nested metadata value was sent as Python's repr.
+    ({'tags': ['gpu', 'Tag_With_Upper']}, "tags: 'Tag_With_Upper' is not a valid network tag (RFC 1035"),
+    ({'tags': ['ends-with-']}, "tags: 'ends-with-' is not a valid network tag"),
+    ({'metadata': {'startup': {'nested': 1}}}, 'metadata: the value of startup is a dict; give a string'),
+    ({'labels': {'aiinfra-gpudirect-group': 'x'}}, "labels: aiinfra-gpudirect-group is the collection's own label"),
 ])
 def test_bad_inputs_name_the_field(overrides, message):
     with pytest.raises(PlanError) as raised:

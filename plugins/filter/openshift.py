@@ -54,6 +54,7 @@ class FilterModule:
         return {
             'openshift_catalog': openshift_catalog,
             'openshift_problems': _filter(lambda options, cluster=None: render.problems(options, cluster)),
+            'openshift_options': _filter(render.typed_options),
             'openshift_operator_objects': _filter(render.operator_objects),
             'openshift_operator_objects_of': _filter(lambda planned: render.operator_objects(planned, planned['channel'], planned['csv'])),
             'openshift_nfd_instance': _filter(render.nfd_instance),

@@ -21,6 +21,8 @@ import ipaddress
 import json
 import re
 
+from ansible.module_utils.common.validation import check_type_float, check_type_int
+
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError
 
@@ -187,6 +189,25 @@ def _cluster_problems(options, cluster, problems):
         elif driver.get('useHostMofed') or (driver.get('rdma') or {}).get('useHostMofed'):
             problems.append('ClusterPolicy %s sets driver.rdma.useHostMofed, which conflicts with the Network Operator '
                             'driver: set it false' % name)
+
+
+# The role's numeric options and how Ansible's argument specs convert them: given on the command line
+# (-e openshift_rdma_mtu=9000) they arrive as strings, which the role's argument validation accepts.
+NUMERIC_OPTIONS = {'num_vfs': check_type_int, 'mtu': check_type_int, 'threshold_fraction': check_type_float,
+                   'link_gbps': check_type_float}
+
+
+def typed_options(options):
+    """``options`` with the numeric ones converted as the role's argument spec types them; a value that is not a number
+    stays as given, for problems() to name."""
+    typed = dict(options)
+    for key, convert in NUMERIC_OPTIONS.items():
+        if typed.get(key) not in (None, '') and not isinstance(typed[key], bool):
+            try:
+                typed[key] = convert(typed[key])
+            except (TypeError, ValueError):
+                pass
+    return typed
 
 
 def problems(options, cluster=None):

@@ -399,3 +399,15 @@ def test_holds_ignores_defaults_and_compares_quantities_as_text():
     live['spec']['containers'][0]['image'] = 'other'
     assert not render.holds(live, pod)
     assert not render.holds({}, pod)
+
+
+def test_numbers_given_on_the_command_line_are_typed_as_the_argument_spec_says():
+    """-e openshift_rdma_mtu=9000 arrives as the string '9000': it is 9000, as Ansible's argument specs convert it; a value
+    that is no number is still named."""
+    given = {'method': 'sriov_legacy', 'link': 'roce', 'mtu': '9000', 'num_vfs': '8', 'threshold_fraction': '0.5', 'link_gbps': '200'}
+    typed = render.typed_options(given)
+    assert (typed['mtu'], typed['num_vfs'], typed['threshold_fraction'], typed['link_gbps']) == (9000, 8, 0.5, 200.0)
+    assert render.problems(typed) == []
+    bad = render.typed_options(dict(given, mtu='jumbo', threshold_fraction='half'))
+    assert render.problems(bad) == ["openshift_rdma_mtu='jumbo' must be an integer from 576 to 9216",
+                                    "openshift_rdma_threshold_fraction='half' must be a number in (0, 1]"]

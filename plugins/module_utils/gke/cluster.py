@@ -110,6 +110,17 @@ def pick_version(family, mode, server_config):
                     'offers %s' % (family.technology, floor, mode, ', '.join(valid) or 'none'))
 
 
+def resolved_version(version, server_config):
+    """The version GKE creates for ``version``: ``latest`` (or ``-``) is the newest master version getServerConfig offers,
+    MAJOR.MINOR or MAJOR.MINOR.PATCH the newest offered version of it; a version not offered (or no getServerConfig, as
+    in an offline plan) stays as given."""
+    valid = list(server_config.get('validMasterVersions') or [])   # newest first, as GKE lists them
+    text = str(version).strip()
+    if text.lower() in ('latest', '-'):
+        return valid[0] if valid else text
+    return next((candidate for candidate in valid if candidate == text or candidate.startswith((text + '.', text + '-'))), text)
+
+
 def check_offered(version, server_config, location):
     """The version (or alias: latest, 1.33, 1.33.5) is one getServerConfig offers in the location."""
     valid = list(server_config.get('validMasterVersions') or [])
@@ -159,7 +170,14 @@ def build_cluster_plan(name, location, machine_type, mode=STANDARD, version=None
         raise PlanError('default_pool_node_count: %d; a Standard cluster is created with at least 1 node in its default pool'
                         % int(default_pool_node_count))
     if version:
-        check_version(family, version, mode)
+        # An alias (latest, 1.33) is checked as the version GKE would make of it, not passed as "no floor".
+        resolved = resolved_version(version, server_config or {})
+        try:
+            check_version(family, resolved, mode)
+        except PlanError as exc:
+            if resolved == version:
+                raise
+            raise PlanError('version: %s is %s here (getServerConfig), and %s' % (version, resolved, str(exc).split(': ', 1)[1])) from None
     else:
         version = pick_version(family, mode, server_config or {})
     if family.technology != families.RDMA and not multi_networking:

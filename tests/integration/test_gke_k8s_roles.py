@@ -300,6 +300,15 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
                           input=json.dumps(other), env=env, capture_output=True, text=True, timeout=60, check=False))
         conflict, = live.cases('gpud', 'gke_gpudirect', [_tcpxo()])
         assert 'case 0 failed' in conflict and 'Conflict' in conflict and 'someone-else' in conflict, conflict[-3000:]
+        #    The failure says which object, which fields and whose they are, and the way out.
+        assert ('DaemonSet kube-system/nccl-tcpxo-installer was not applied: .spec.template.spec.containers[name=\\"pause\\"].image, '
+                '.spec.template.spec.initContainers[name=\\"nccl-tcpxo-installer\\"].image are owned by \\"someone-else\\", which '
+                'changed them after the collection applied it') in conflict, conflict[-3000:]
+        assert 'Take them back with gke_gpudirect_force_conflicts: true' in conflict, conflict[-3000:]
+        #    The way out: the forced apply takes the fields back.
+        ok(live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_force_conflicts=True))[0])
+        installer = store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system')['spec']['template']['spec']
+        assert 'example/other:1' not in [container['image'] for container in installer['initContainers'] + installer['containers']]
         # 9. Cleanup (state absent), with a DaemonSet of one of the role's names that someone else made (the role's own
         #    deleted first): the cleanup leaves it, as everything the collection did not apply, and says so.
         store.delete('daemonsets.apps', 'device-injector', 'kube-system')

@@ -438,7 +438,7 @@ def _cluster_with_nfd_labels_and_sriov_node_states(openshift):
         store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': namespace}})
     for package in ('nfd', 'sriov-network-operator', 'gpu-operator-certified'):
         for relative in PACKAGES[package]['crds']:
-            openshift.sim._install_crd(relative)   # pylint: disable=protected-access
+            openshift.sim._install_openshift_crd(relative)   # pylint: disable=protected-access
     store.create({'apiVersion': 'nfd.openshift.io/v1', 'kind': 'NodeFeatureDiscovery',
                   'metadata': {'name': 'nfd-instance', 'namespace': 'openshift-nfd'}, 'spec': {}})
     store.create({'apiVersion': 'sriovnetwork.openshift.io/v1', 'kind': 'SriovOperatorConfig',
@@ -541,7 +541,7 @@ def test_every_rendered_object_passes_kubectl_server_dry_run(openshift, tmp_path
     from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render  # pylint: disable=import-outside-toplevel
     for entry in PACKAGES.values():
         for relative in entry['crds']:
-            openshift.sim._install_crd(relative)   # pylint: disable=protected-access
+            openshift.sim._install_openshift_crd(relative)   # pylint: disable=protected-access
     for operator in catalog.OPERATORS:
         openshift.cluster.store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': operator['namespace']}})
     # One kubectl call per configuration (its documents as one stream) and one for the shared objects.

@@ -16,9 +16,11 @@ nothing.
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import json
+import re
 
 ANNOTATION = 'aiinfra.gpudirect/applied-hash'
 
@@ -53,9 +55,13 @@ def _key(obj):
 def to_apply(desired, live):
     """The objects of ``desired`` (rendered) that their live copy in ``live`` (k8s_info resources) does not
     already hold, marked with their applied hash."""
+    return differing([with_applied_hash(obj) for obj in desired], live)
+
+
+def differing(objects, live):
+    """The objects (as applied: marked) whose live copy in ``live`` does not hold them."""
     found = {_key(obj): obj for obj in live or []}
-    marked = [with_applied_hash(obj) for obj in desired]
-    return [obj for obj in marked if not contains(found.get(_key(obj)), obj)]
+    return [obj for obj in objects if not contains(found.get(_key(obj)), obj)]
 
 
 def managers(obj):
@@ -68,3 +74,41 @@ def managed_by(objects, field_managers):
     (an object read without its managedFields is not shown to be ours, so it is not among them)."""
     wanted = set(field_managers)
     return [obj for obj in objects if wanted & set(managers(obj))]
+
+
+def _status_of(failure):
+    """The API server's Status in kubernetes.core's failure message ``Failed to apply object: b'{...}'``, or {}."""
+    text = str(failure.get('msg') or '')
+    start = text.find("b'")
+    try:
+        return json.loads(ast.literal_eval(text[start:].strip()).decode()) if start >= 0 else {}
+    except (ValueError, SyntaxError, UnicodeDecodeError):
+        return {}
+
+
+def conflict(failure, applied_objects, live, force_option):
+    """What a server-side apply that stopped at a field-manager conflict (kubernetes.core's failed result, the API
+    server's 409 Conflict) was about, or None for another failure: {'object', 'fields', 'managers', 'rest', 'message'}.
+
+    kubernetes.core applies a list in order and stops at the first error, and the Status names the fields and their
+    managers, not the object: it is the first of ``applied_objects`` whose live copy (``live``, read again) still
+    differs, as those before it were applied. ``rest``: the objects after it, which the apply never reached."""
+    status = _status_of(failure)
+    if failure.get('reason') != 'Conflict' and status.get('reason') != 'Conflict':
+        return None
+    causes = (status.get('details') or {}).get('causes') or []
+    fields = [cause.get('field') for cause in causes if cause.get('field')]
+    managers = sorted({match for cause in causes for match in re.findall(r'conflict with "([^"]+)"', cause.get('message') or '')})
+    pending = differing(applied_objects, live)
+    stuck = pending[0] if pending else None
+    index = next((i for i, obj in enumerate(applied_objects) if stuck is not None and _key(obj) == _key(stuck)), len(applied_objects))
+    title = '%s %s%s' % (stuck['kind'], (stuck['metadata'].get('namespace') + '/') if stuck['metadata'].get('namespace') else '',
+                         stuck['metadata']['name']) if stuck else 'an object'
+    owners = ' and '.join('"%s"' % manager for manager in managers) or 'another field manager'
+    message = ('%s was not applied: %s %s owned by %s, which changed %s after the collection applied it (kubectl set image, '
+               'kubectl edit or another tool). Take %s back with %s: true, or '
+               'give %s back to the collection by undoing that change (or deleting the object, which the next run makes anew).'
+               % (title, ', '.join(fields) or 'a field', 'is' if len(fields) <= 1 else 'are', owners,
+                  'it' if len(fields) <= 1 else 'them', 'it' if len(fields) <= 1 else 'them', force_option,
+                  'it' if len(fields) <= 1 else 'them'))
+    return {'object': title, 'fields': fields, 'managers': managers, 'rest': applied_objects[index + 1:], 'message': message}

@@ -65,3 +65,29 @@ def test_lists_compare_item_by_item_and_by_length():
     assert not applied.contains({'a': [1, 2]}, {'a': [1]})
     assert not applied.contains({'a': '1'}, {'a': 1})
     assert not applied.contains(None, {'a': 1})
+
+
+# kubernetes.core.k8s's failed result for a server-side apply of [y, x] that stopped at x (as a real kube-apiserver 1.34
+# answered it: tests/sandbox/kube's control plane), with the field someone-else took by a forced apply.
+CONFLICT = {'changed': False, 'reason': 'Conflict', 'msg': (
+    'Failed to apply object: b\'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Apply failed '
+    'with 1 conflict: conflict with \\\\"someone-else\\\\" using v1: .data.a","reason":"Conflict","details":{"causes":[{"reason":'
+    '"FieldManagerConflict","message":"conflict with \\\\"someone-else\\\\" using v1","field":".data.a"}]},"code":409}\\n\'')}
+
+
+def config_map(name, value):
+    return {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': name, 'namespace': 'default'}, 'data': {'a': value}}
+
+
+def test_a_conflict_names_the_object_its_fields_their_manager_and_the_way_out():
+    objects = [config_map('y', '1'), config_map('x', 'ours'), config_map('z', '2')]
+    desired = applied.to_apply(objects, [])
+    live = [as_live(desired[0]), dict(as_live(config_map('x', 'theirs')))]   # y applied; x theirs; z never reached
+    found = applied.conflict(CONFLICT, desired, live, 'my_force')
+    assert found['object'] == 'ConfigMap default/x' and found['fields'] == ['.data.a'] and found['managers'] == ['someone-else']
+    assert [obj['metadata']['name'] for obj in found['rest']] == ['z']
+    assert found['message'] == ('ConfigMap default/x was not applied: .data.a is owned by "someone-else", which changed it after the '
+                                'collection applied it (kubectl set image, kubectl edit or another tool). Take it back with my_force: '
+                                'true, or give it back to the collection by undoing that change (or deleting the object, which the '
+                                'next run makes anew).')
+    assert applied.conflict({'failed': True, 'msg': 'Unauthorized'}, desired, live, 'my_force') is None

@@ -202,8 +202,7 @@ ARGUMENT_SPEC = gke_cluster.ARGUMENT_SPEC
 
 
 def is_managed(cluster):
-    key, value = compute_catalog.MANAGED_LABEL
-    return (cluster.get('resourceLabels') or {}).get(key) == value
+    return compute_catalog.carries_mark(cluster.get('resourceLabels'))
 
 
 def wait_running(container, path, timeout, sleep):

@@ -26,6 +26,14 @@ GROUP_LABEL = 'aiinfra-gpudirect-group'
 # Not from a seed: the resource label naming the VMs' group (their network prefix), by which teardown finds every VM
 # of a group, however many a run made.
 
+
+def carries_mark(labels):
+    """Whether resource labels ``labels`` (of a VM, a GKE cluster, a node pool's nodes) hold MANAGED_LABEL: the
+    collection created the resource."""
+    key, value = MANAGED_LABEL
+    return (labels or {}).get(key) == value
+
+
 COS_IMAGE_FAMILY = 'cos-121-lts'
 # seed 000: ``--image-family=cos-121-lts`` ("cos-121-lts 以降" -- this family or later).
 COS_IMAGE_PROJECT = 'cos-cloud'

@@ -352,8 +352,7 @@ MARK_KEYS = (compute.MANAGED_LABEL[0], compute.GROUP_LABEL)
 
 def is_managed(instance):
     """Whether the collection created ``instance`` (its mark, the label MANAGED_LABEL)."""
-    key, value = compute.MANAGED_LABEL
-    return (instance.get('labels') or {}).get(key) == value
+    return compute.carries_mark(instance.get('labels'))
 
 
 def differences(body, current, exclusive=()):

@@ -208,13 +208,13 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     check_name(name, 'name', 'node pool')
     check_name(cluster, 'cluster', 'cluster')
     check_location(location)
-    if node_count is not None and not autoscaling and not 1 <= int(node_count) <= MAX_NODES_PER_ZONE:
-        # NodePool.initialNodeCount counts VMs per zone: GKE refuses a negative one and more than its per-zone limit; a
-        # GPUDirect pool of 0 nodes without autoscaling has no GPU to test (the NCCL test needs 2 hosts).
-        raise PlanError('node_count: %d nodes per zone; give 1 to %d (GKE\'s limit per node pool zone), or autoscaling with '
-                        'min_node_count 0 for a pool that may be empty' % (int(node_count), MAX_NODES_PER_ZONE))
-    if node_count is not None and autoscaling and not 0 <= int(node_count) <= MAX_NODES_PER_ZONE:
-        raise PlanError('node_count: %d nodes per zone; give 0 to %d (GKE\'s limit per node pool zone)' % (int(node_count), MAX_NODES_PER_ZONE))
+    # NodePool.initialNodeCount counts VMs per zone: GKE refuses a negative one and more than its per-zone limit; a
+    # GPUDirect pool of 0 nodes without autoscaling has no GPU to test (the NCCL test needs 2 hosts).
+    fewest = 0 if autoscaling else 1
+    if node_count is not None and not fewest <= int(node_count) <= MAX_NODES_PER_ZONE:
+        raise PlanError('node_count: %d nodes per zone; give %d to %d (GKE\'s limit per node pool zone)%s'
+                        % (int(node_count), fewest, MAX_NODES_PER_ZONE,
+                           '' if autoscaling else ', or autoscaling with min_node_count 0 for a pool that may be empty'))
     check_node_locations(node_locations, location)
     check_reservation_names(reservation, reservation_project, reservation_block)
     if current_cluster is None and not cluster_planned:
@@ -389,8 +389,7 @@ def merged_labels(plan, current):
 
 def is_managed(pool):
     """Whether the collection created ``pool`` (its mark, the resource label MANAGED_LABEL)."""
-    key, value = compute_catalog.MANAGED_LABEL
-    return (dig(pool, 'config.resourceLabels') or {}).get(key) == value
+    return compute_catalog.carries_mark(dig(pool, 'config.resourceLabels'))
 
 
 MANAGED_FIELDS = IMMUTABLE_FIELDS + ('initialNodeCount', 'autoscaling', 'management', 'config.labels', 'locations')

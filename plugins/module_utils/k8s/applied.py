@@ -105,10 +105,9 @@ def conflict(failure, applied_objects, live, force_option):
     title = '%s %s%s' % (stuck['kind'], (stuck['metadata'].get('namespace') + '/') if stuck['metadata'].get('namespace') else '',
                          stuck['metadata']['name']) if stuck else 'an object'
     owners = ' and '.join('"%s"' % manager for manager in managers) or 'another field manager'
+    verb, them = ('is', 'it') if len(fields) <= 1 else ('are', 'them')
     message = ('%s was not applied: %s %s owned by %s, which changed %s after the collection applied it (kubectl set image, '
-               'kubectl edit or another tool). Take %s back with %s: true, or '
-               'give %s back to the collection by undoing that change (or deleting the object, which the next run makes anew).'
-               % (title, ', '.join(fields) or 'a field', 'is' if len(fields) <= 1 else 'are', owners,
-                  'it' if len(fields) <= 1 else 'them', 'it' if len(fields) <= 1 else 'them', force_option,
-                  'it' if len(fields) <= 1 else 'them'))
+               'kubectl edit or another tool). Take %s back with %s: true, or give %s back to the collection by undoing that '
+               'change (or deleting the object, which the next run makes anew).'
+               % (title, ', '.join(fields) or 'a field', verb, owners, them, them, force_option, them))
     return {'object': title, 'fields': fields, 'managers': managers, 'rest': applied_objects[index + 1:], 'message': message}

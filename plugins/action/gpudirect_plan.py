@@ -1,12 +1,29 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The action of gpudirect_plan: the module runs in the task's worker process where that is the controller's own Python
-(plugins/plugin_utils/module_in_worker.py says when and why)."""
+"""The action of gpudirect_plan: each role its task names gets the role's argument spec and the user's role variables
+from the task's variables (plugins/plugin_utils/role_variables.py), which only the controller has; then the module runs
+in the task's worker process where that is the controller's own Python (plugins/plugin_utils/module_in_worker.py says
+when and why)."""
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleActionFail
+
+from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils import role_variables
 from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.module_in_worker import ModuleInWorkerAction
 
 
 class ActionModule(ModuleInWorkerAction):
-    pass
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars if task_vars is not None else {}
+        roles = self._task.args.get('roles')
+        if roles:
+            if not isinstance(roles, list) or not all(isinstance(entry, dict) and entry.get('role') for entry in roles):
+                raise AnsibleActionFail('roles: give a list of {role, entry_points, vars, sources}')
+            try:
+                resolved = [role_variables.resolve(entry, task_vars, self._templar.template) for entry in roles]
+            except (OSError, ValueError) as exc:
+                raise AnsibleActionFail('roles: %s' % exc) from exc
+            self._task.args = dict(self._task.args, roles=resolved)
+        return super().run(tmp, task_vars)

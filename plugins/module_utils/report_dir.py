@@ -21,6 +21,23 @@ PLOT_DPI = 100
 # 1000 x 600 pixels: wide enough for 20+ sizes on the axis, small enough for a CI artifact.
 
 
+def unwritable(dest):
+    """Why the report directory ``dest`` cannot be written (it is a file, or the nearest directory that exists
+    refuses this user), or None: checked before a run's first write, so that the report is not what fails last."""
+    dest = os.path.abspath(os.path.expanduser(str(dest)))
+    if os.path.exists(dest) and not os.path.isdir(dest):
+        return '%s is a file, not a directory; give a directory path' % dest
+    existing = dest
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        return '%s is a file, so %s cannot be made; give a directory path' % (existing, dest)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return '%s is not writable by this user%s; give a directory it can write' % (
+            existing, '' if existing == dest else ' (so %s cannot be made)' % dest)
+    return None
+
+
 def previous_text(path):
     """What a report file held before this run ('' when there was none)."""
     try:

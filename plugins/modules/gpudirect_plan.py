@@ -60,15 +60,45 @@ options:
       - The options of M(aiinfra.gpudirect.gke_gpudirect_node_pool) as the playbook will pass them; null values are left unset.
         Its node zones and reservation are read only through Compute Engine (one read each).
     type: dict
-  kubernetes:
+  roles:
     description:
-      - "The Kubernetes role of a GKE playbook and its variables without their prefix, C({role: gke_gpudirect, vars: {technology: TCPXO,
-        network_prefix: a3mega, node_pool: a3mega-gpu}}) or C({role: gke_rdma, vars: {networking: dranet, machine_type: a3-ultragpu-8g}}).
-        The objects are rendered as the role's first task renders them, so a value the role would refuse is reported here."
-    type: dict
+      - "The collection's roles the playbook's later plays call, each with the variables the playbook gives it, for example
+        C([{role: gke_gpudirect, entry_points: [plan, apply, wait], vars: {gke_gpudirect_technology: TCPXO},
+        sources: {gke_gpudirect_technology: gpudirect_machine_type}}]). The module's action adds every variable of the task
+        whose name starts with the role's name and C(_) (what the user set: extra vars, inventory, play vars), so that each
+        is checked here with the role's own argument spec (C(meta/argument_specs.yml), the entry points named): a name the
+        role does not have, a value of the wrong type or outside its choices, and a value that differs from the one the
+        playbook gives the role (it would win over the playbook's and act on something else) are problems."
+      - The objects of the Kubernetes roles (P(aiinfra.gpudirect.gke_gpudirect#role), P(aiinfra.gpudirect.gke_rdma#role)) are
+        rendered as the role's first task renders them, so a value the role would refuse is reported here.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      role:
+        description: The role's name in this collection, such as C(gke_rdma).
+        type: str
+        required: true
+      entry_points:
+        description: The role's entry points the playbook calls; their options are checked.
+        type: list
+        elements: str
+        default: [main]
+      vars:
+        description: The role variables the playbook itself gives the role (its C(include_role) vars).
+        type: dict
+        default: {}
+      sources:
+        description: For variables of O(roles[].vars), the playbook variable each is derived from, named in messages.
+        type: dict
+        default: {}
+      resolved:
+        description:
+          - Set by the module's action from the task's variables and the role's argument spec; not given in playbooks.
+        type: dict
   variables:
     description:
-      - "For each stage (C(network), C(instances), C(host), C(nccl), C(cluster), C(node_pool), C(kubernetes), C(connection)), the
+      - "For each stage (C(network), C(instances), C(host), C(nccl), C(cluster), C(node_pool), C(connection)), the
         playbook variable that sets each option,
         for example C({instances: {count: gpudirect_node_count}}). Messages name these variables; an option without one is
         named as the stage's option."
@@ -98,7 +128,11 @@ EXAMPLES = r"""
     cluster: {cluster: a3mega, location: us-central1-a, machine_type: a3-megagpu-8g}
     node_pool: {cluster: a3mega, location: us-central1-a, name: a3mega-gpu, machine_type: a3-megagpu-8g, node_count: 2,
                 node_locations: [us-central1-a], network_prefix: a3mega, reservation: my-reservation}
-    kubernetes: {role: gke_gpudirect, vars: {technology: TCPXO, network_prefix: a3mega, node_pool: a3mega-gpu}}
+    roles:
+      - role: gke_gpudirect
+        entry_points: [plan, apply, wait]
+        vars: {gke_gpudirect_technology: TCPXO, gke_gpudirect_network_prefix: a3mega, gke_gpudirect_node_pool: a3mega-gpu}
+        sources: {gke_gpudirect_technology: gpudirect_machine_type, gke_gpudirect_node_pool: gpudirect_node_pool}
     variables:
       cluster: {cluster: gpudirect_cluster, version: gpudirect_gke_version}
       node_pool: {node_count: gpudirect_node_count, reservation: gpudirect_reservation}
@@ -162,7 +196,13 @@ ARGUMENT_SPEC = {
     'nccl': {'type': 'dict'},
     'cluster': {'type': 'dict'},
     'node_pool': {'type': 'dict'},
-    'kubernetes': {'type': 'dict'},
+    'roles': {'type': 'list', 'elements': 'dict', 'default': [], 'options': {
+        'role': {'type': 'str', 'required': True},
+        'entry_points': {'type': 'list', 'elements': 'str', 'default': ['main']},
+        'vars': {'type': 'dict', 'default': {}},
+        'sources': {'type': 'dict', 'default': {}},
+        'resolved': {'type': 'dict'},
+    }},
     'variables': {'type': 'dict', 'default': {}},
 }
 
@@ -215,7 +255,6 @@ class Problems:
     def add_validation(self, stage, values, error):
         """One error of Ansible's argument spec validation, as 'variable: what is wrong; the fix'."""
         text = error.msg
-        spec = STAGES[stage][1]
         converted = re.search(r"argument '(\w+)' is of type .* unable to convert to (\w+)", text)
         if converted:
             option, wanted = converted.groups()
@@ -227,6 +266,11 @@ class Problems:
             option, allowed, got = choice.groups()
             self.add(stage, '%s: %s is not one of %s; choose one of them' % (option, got, allowed))
             return
+        choices = re.search(r'value of (\w+) must be one or more of: (.*)\. Got no match for: (.*)', text)
+        if choices:
+            option, allowed, got = choices.groups()
+            self.add(stage, '%s: %s is not among %s; give only these' % (option, got, allowed))
+            return
         for pattern, template in ((r'missing required arguments: ([\w, ]+)', '%s: required; give it'),
                                   (r'parameters are mutually exclusive: ([\w|]+)', '%s: give only one of these')):
             found = re.search(pattern, text)
@@ -237,9 +281,19 @@ class Problems:
         unsupported = re.search(r'Unsupported parameters for .*?: ([\w, ]+)\.', text)
         if unsupported:
             self.add(stage, '%s: %s takes no such option (it takes %s)'
-                     % (unsupported.group(1), STAGES[stage][0], ', '.join(sorted(spec))))
+                     % (unsupported.group(1), STAGES[stage][0], ', '.join(sorted(STAGES[stage][1]))))
             return
         self.add(stage, text)
+
+
+def validation_errors(result):
+    """The errors of an ArgumentSpecValidator result that say something: a value that is no dict is also reported as a
+    NoLogError and a SubParameterTypeError without the option's name, beside its ArgumentTypeError."""
+    typed = {found.group(1) for error in result.errors.errors if type(error).__name__ == 'ArgumentTypeError'
+             for found in [re.search(r"argument '(\w+)'", error.msg)] if found}
+    return [error for error in result.errors.errors if type(error).__name__ != 'NoLogError'
+            and not (type(error).__name__ == 'SubParameterTypeError'
+                     and any("'%s'" % option in error.msg for option in typed))]
 
 
 def validate_stages(params, problems):
@@ -252,7 +306,7 @@ def validate_stages(params, problems):
         values = {key: value for key, value in raw.items() if value is not None}
         result = ArgumentSpecValidator(spec, **rules).validate(values)
         if result.error_messages:
-            for error in result.errors.errors:
+            for error in validation_errors(result):
                 problems.add_validation(stage, values, error)
             continue
         validated[stage] = result.validated_parameters
@@ -293,19 +347,43 @@ def plan_stages(stages, project, problems):
     return network_plan, instances
 
 
-def plan_kubernetes(kubernetes, problems):
-    """Render the role's objects as its first task does (plugins/filter/gke.py calls the same functions)."""
-    role, values = kubernetes.get('role'), kubernetes.get('vars') or {}
-    if role not in KUBERNETES_ROLES:
-        problems.add('kubernetes', 'role: %r; the Kubernetes stage is one of %s' % (role, ', '.join(KUBERNETES_ROLES)))
-        return
-    # The role's variables are its options with its prefix (networks -> gke_rdma_networks), unless the playbook names others.
-    names = problems.variables.setdefault('kubernetes', {})
-    for option in values:
-        names.setdefault(option, '%s_%s' % (role, option))
+def validate_roles(roles, problems):
+    """{role: its variables as the role will see them, defaults filled} of the roles whose variables hold; the
+    others add problems, each naming the variable (the action's findings first: unknown names, contradictions)."""
+    validated = {}
+    for entry in roles:
+        role, resolved = entry['role'], entry['resolved']
+        if resolved is None:
+            problems.add('connection', 'roles: the role %s was not resolved; run gpudirect_plan as the action '
+                                       'aiinfra.gpudirect.gpudirect_plan' % role)
+            continue
+        spec = resolved['argument_spec']
+        problems.variables[role] = {name: name for name in spec}
+        for text in resolved['problems']:
+            problems.add(role, text)
+        # A value the playbook derived is named with the variable it came from (cos_host_prep_pull for nccl_test_pull).
+        problems.variables[role] = {name: '%s (from %s)' % (name, entry['sources'][name])
+                                    if name in entry['sources'] and name not in resolved['given'] else name for name in spec}
+        values = dict(entry['vars'], **resolved['given'])
+        result = ArgumentSpecValidator(spec).validate(values)
+        for error in validation_errors(result):
+            problems.add_validation(role, values, error)
+        if not resolved['problems'] and not result.error_messages:
+            validated[role] = result.validated_parameters
+    return validated
+
+
+def plan_kubernetes(role, variables, problems):
+    """Render the role's objects as its first task does (plugins/filter/gke.py calls the same functions) from its
+    validated variables."""
+    prefix = role + '_'
+    values = {name[len(prefix):]: value for name, value in variables.items()}
+    # Messages name the option (networks); the user set the variable (gke_rdma_networks).
+    problems.variables['kubernetes'] = {option: prefix + option for option in values}
     try:
         if role == 'gke_gpudirect':
             technology = values.get('technology')
+            k8s_render.check_namespace(values.get('nccl_namespace'), field='nccl_namespace')
             k8s_render.gke_network_objects(technology, network_prefix=values.get('network_prefix') or None,
                                            networks=values.get('networks') or None)
             k8s_render.gke_daemonsets(technology, node_pool=values.get('node_pool') or None, plugin_image=values.get('plugin_image') or None)
@@ -456,13 +534,14 @@ def main():
         problems.add('connection', links.project_id_problem(project))
     stages = validate_stages(params, problems)
     network_plan, instances = plan_stages(stages, project, problems)
-    if params['kubernetes'] is not None:
-        plan_kubernetes(params['kubernetes'], problems)
+    for role, variables in validate_roles(params['roles'], problems).items():
+        if role in KUBERNETES_ROLES:
+            plan_kubernetes(role, variables, problems)
     try:
         if 'cluster' in stages or 'node_pool' in stages:
             # Every GKE problem at once: the reads run beside the local problems (they are few: see read_gke).
             read_gke(module.container, module.compute, stages, problems)
-        if not problems.items:
+        if not problems.items and (network_plan is not None or instances is not None):
             read_stages(module.compute, stages, network_plan, instances, problems)
     except GcpError as exc:
         module.fail_from_error(exc, problems=problems.items)

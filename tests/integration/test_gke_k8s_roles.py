@@ -221,7 +221,7 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         store.create(leftover_test_pod('nccl-test-host-1', 'nccl-host-1'), field_manager='aiinfra.gpudirect.gke_nccl_test')
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
-        applied = task_output(run, 'Apply the objects that differ (server-side apply)')   # nothing differs: no write at all
+        applied = task_output(run, 'Apply the objects that differ, and say whose fields are in conflict')   # nothing differs: no write at all
         assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
         replaced = task_output(run, 'Replace the test Pods left from an earlier run (nccl-test-host-1)')
         assert 'changed: [localhost] => (item=nccl-test-host-1)' in replaced, run.stdout[-4000:]
@@ -394,7 +394,7 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         # synthetic table has neither.
         run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1
-        applied = task_output(run, 'Apply the objects that differ (server-side apply)', role='gke_rdma')   # nothing differs: no write
+        applied = task_output(run, 'Apply the objects that differ, and say whose fields are in conflict', role='gke_rdma')   # nothing differs: no write
         assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
         assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
         # Another machine type than the pool's: no node matches; then cleanup, in the same ansible-playbook run.

@@ -17,6 +17,26 @@ from sandbox import Sandbox
 from sandbox.client import SandboxClient
 
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
+# A value of the wrong type for each type of a role's argument spec; an option with choices gets one outside them. A
+# str, path or raw option has no wrong type (any text converts); those the playbook sets are still checked, by the
+# contradiction cases.
+WRONG_TYPE = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a list'}, 'dict': 'notadict'}
+
+
+def wrong_values(role, entry_points):
+    """{variable: a value its role's argument spec refuses} for every option of the role's entry points that has one."""
+    with open(collection_root() / 'roles' / role / 'meta' / 'argument_specs.yml', encoding='utf-8') as handle:
+        specs = yaml.safe_load(handle)['argument_specs']
+    values = {}
+    for point in entry_points:
+        for name, option in specs[point]['options'].items():
+            if option.get('choices'):
+                values[name] = 'not-one-of-the-choices'
+            elif option.get('type', 'str') in WRONG_TYPE:
+                values[name] = WRONG_TYPE[option.get('type', 'str')]
+    assert len(values) >= 8, (role, values)
+    return values
+
 PLAN_TASK = "Check every stage's input before anything is created]"
 TCPXO_NETWORKS = [{'network': 'other-net-%d' % n, 'subnetwork': 'other-sub-%d' % n} for n in range(1, 4)]
 
@@ -69,6 +89,26 @@ CASES = [
      ['gke_gpudirect_networks: GPUDirect-TCPXO needs 8 data VPCs']),
     ('role-plugin-image', 'gke_a3high.yml', {'gke_gpudirect_plugin_image': 'Bad Image:'},
      ["gke_gpudirect_plugin_image: 'Bad Image:' is not an image reference the kubelet can pull"]),
+    # Role variables that the roles checked only when they started, after the cluster and the pool existed: each is
+    # checked with the role's argument spec, and one that contradicts what the playbook derives is refused.
+    ('role-contradicts-playbook', 'gke_a3mega.yml', {'gke_gpudirect_technology': 'TCPX', 'gke_gpudirect_node_pool': 'otherpool'},
+     ["gke_gpudirect_technology: 'TCPX' differs from 'TCPXO', which the playbook gives role gke_gpudirect (from gpudirect_machine_type)",
+      'leave gke_gpudirect_technology unset and set gpudirect_machine_type instead',
+      "gke_gpudirect_node_pool: 'otherpool' differs from 'a3mega-gpu'"]),
+    ('role-rdma-contradicts-playbook', 'gke_a3ultra.yml', {'gke_rdma_machine_type': 'a4-highgpu-8g'},
+     ["gke_rdma_machine_type: 'a4-highgpu-8g' differs from 'a3-ultragpu-8g', which the playbook gives role gke_rdma"]),
+    ('role-types', 'gke_a3mega.yml', {'gke_gpudirect_wait_retries': 'abc', 'gke_gpudirect_force_conflicts': 'maybe'},
+     ["gke_gpudirect_wait_retries: 'abc' is not a whole number", "gke_gpudirect_force_conflicts: 'maybe' is not true or false"]),
+    ('role-rdma-types-and-namespace', 'gke_a3ultra.yml', {'gke_rdma_nccl_thresholds': 'notadict', 'gke_rdma_namespace': 'Bad NS'},
+     ["gke_rdma_nccl_thresholds: 'notadict' is not a mapping"]),
+    ('role-rdma-namespace', 'gke_a4.yml', {'gke_rdma_namespace': 'Bad NS'},
+     ["gke_rdma_namespace: 'Bad NS' is not a namespace name"]),
+    ('role-misspelt', 'gke_a3high.yml', {'gke_gpudirect_technolgy': 'TCPX'},
+     ['gke_gpudirect_technolgy: role gke_gpudirect has no such variable; did you mean gke_gpudirect_technology?']),
+    # Every role variable of each Kubernetes role at once, each with a value of the wrong type (see wrong_values).
+    *(('every-%s-variable' % role, playbook, values, ['%s: ' % name for name in values])
+      for role, playbook, values in ((role, playbook, wrong_values(role, points)) for role, playbook, points in (
+          ('gke_gpudirect', 'gke_a3mega.yml', ('plan', 'apply', 'wait')), ('gke_rdma', 'gke_a3ultra.yml', ('main',))))),
     ('role-compute-class-name+rdma-networking', 'gke_a3ultra.yml', {'gpudirect_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'Bad_Class'},
      ["gke_rdma_compute_class: 'Bad_Class' is not a valid ComputeClass name"]),
 ]

@@ -265,6 +265,32 @@ def test_teardown_removes_only_what_the_role_installed_or_applied(openshift):
     assert not [request for request in down.mutations if '/namespaces/openshift-nfd' in request[1]], down.mutations
 
 
+def test_a_field_someone_else_took_is_named_with_the_way_out_and_taken_back_when_asked(openshift):
+    """After the operators are installed, another field manager takes the NFD Subscription's channel with a forced
+    server-side apply: the rerun fails with the object, the field, its manager and openshift_rdma_force_conflicts (not
+    kubernetes.core's raw 409), and with that option true it takes the field back."""
+    installed = openshift.run(args=['--tags', 'operators'])
+    assert installed.returncode == 0, _out(installed)
+    sub = openshift.get('subscriptions.operators.coreos.com', 'nfd', 'openshift-nfd')
+    theirs = {'apiVersion': 'operators.coreos.com/v1alpha1', 'kind': 'Subscription', 'metadata': {'name': 'nfd', 'namespace': 'openshift-nfd'},
+              'spec': {'channel': 'someone-elses-channel', 'name': sub['spec']['name'], 'source': sub['spec']['source'],
+                       'sourceNamespace': sub['spec']['sourceNamespace']}}
+    request = urllib.request.Request(
+        openshift.cluster.url + '/apis/operators.coreos.com/v1alpha1/namespaces/openshift-nfd/subscriptions/nfd?fieldManager=someone-else&force=true',
+        method='PATCH', data=json.dumps(theirs).encode(),
+        headers={'Authorization': 'Bearer ' + ACCESS_TOKEN, 'Content-Type': 'application/apply-patch+yaml'})
+    with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=openshift.cluster.ca_file), timeout=30) as answer:
+        assert answer.status == 200
+    conflict = openshift.run(args=['--tags', 'operators'])
+    assert conflict.returncode != 0, _out(conflict)
+    assert ('Subscription openshift-nfd/nfd was not applied: .spec.channel is owned by \\"someone-else\\", which changed it after the '
+            'collection applied it') in conflict.stdout, _out(conflict)
+    assert 'Take it back with openshift_rdma_force_conflicts: true' in conflict.stdout, _out(conflict)
+    forced = openshift.run(args=['--tags', 'operators'], extra={'openshift_rdma_force_conflicts': True})
+    assert forced.returncode == 0, _out(forced)
+    assert openshift.get('subscriptions.operators.coreos.com', 'nfd', 'openshift-nfd')['spec']['channel'] == sub['spec']['channel']
+
+
 def _title(openshift, network):
     """How the role names a removed network object: KIND NAME, or KIND NAMESPACE/NAME."""
     plural, name, namespace = network
@@ -474,6 +500,15 @@ CLUSTER_REFUSALS = [
      lambda openshift: openshift.cluster.store.create(copy.deepcopy(CONFLICTING_GPU_POLICY)),
      lambda openshift: openshift.cluster.store.delete('clusterpolicies.nvidia.com', 'gpu-cluster-policy'), {},
      'ClusterPolicy gpu-cluster-policy sets driver.rdma.useHostMofed, which conflicts with the Network Operator driver: set it false'),
+    # Each of these was found only after the writes (16, 20 or all of them) or after a wait ran out.
+    ('misspelt variable (it ran the default configuration)', None, None, {'openshift_rdma_metod': 'host_device'},
+     'openshift_rdma_metod: role openshift_rdma has no such variable; did you mean openshift_rdma_method?'),
+    ('network namespace that does not exist', None, None, {'openshift_rdma_network_namespace': 'no-such-namespace'},
+     "openshift_rdma_network_namespace='no-such-namespace' does not exist in the cluster: create it first or give an existing namespace"),
+    ('MachineConfig the chapter does not have', None, None, {'openshift_rdma_machine_configs': ['crio_memlock', 'bogus']},
+     "openshift_rdma_machine_configs: 'bogus' is not one of the chapter's MachineConfigs; use "),
+    ('report directory that cannot be made', None, None, {'openshift_rdma_report_dir': '/dev/null/report'},
+     'openshift_rdma_report_dir: /dev/null is a file, so /dev/null/report cannot be made; give a directory path'),
     ('cluster version outside the chapter\'s range', lambda openshift: _set_cluster_version(openshift, '4.12.9'),
      lambda openshift: _set_cluster_version(openshift, openshift.sim.version), {},
      'cluster version 4.12.9 is outside the range the chapter covers (4.16 to 4.22): use a supported OpenShift release'),

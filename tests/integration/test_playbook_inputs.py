@@ -18,7 +18,21 @@ MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
 SSH = {'gpudirect_ssh_source_ranges': ['203.0.113.0/24']}
 FLEX = {'gpudirect_provisioning_model': 'flex_start', 'gce_instances_termination_action': 'DELETE'}
 
-# (case id, extra vars, text the message must hold: the variable first, then what is wrong)
+WRONG_TYPE = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a list'}, 'dict': 'notadict'}
+
+
+def wrong_values(role):
+    """{variable: a value its role's argument spec refuses} for every option of the role's main entry point that has one
+    (a str, path or raw option without choices takes any text)."""
+    with open(collection_root() / 'roles' / role / 'meta' / 'argument_specs.yml', encoding='utf-8') as handle:
+        options = yaml.safe_load(handle)['argument_specs']['main']['options']
+    values = {name: 'not-one-of-the-choices' if option.get('choices') else WRONG_TYPE[option.get('type', 'str')]
+              for name, option in options.items() if option.get('choices') or option.get('type', 'str') in WRONG_TYPE}
+    assert len(values) >= 3, (role, values)
+    return values
+
+
+# (case id, extra vars, text(s) the message must hold: the variable first, then what is wrong)
 CASES = [
     # the VMs
     ('count-zero', {'gpudirect_node_count': 0}, 'gpudirect_node_count: 0 VMs; give 1 or more'),
@@ -97,11 +111,27 @@ CASES = [
      'or set cos_host_prep_firewall: accept_all'),
     ('host-firewall-unknown', {'cos_host_prep_firewall': 'open'}, 'cos_host_prep_firewall: open is not one of data_ranges, accept_all, none'),
     ('host-rxdm-unknown', {'cos_host_prep_rxdm_version': 'v9.9.9'}, 'cos_host_prep_rxdm_version: rxdm v9.9.9 is not in a known-good TCPX pair'),
+    ('host-driver-version', {'cos_host_prep_gpu_driver_version': '1'},
+     "cos_host_prep_gpu_driver_version: '1' is not a driver version cos-extensions installs; give latest or a version such as 535.183.01"),
     ('host-timeout-zero', {'cos_host_prep_rxdm_ready_timeout': 0}, 'cos_host_prep_rxdm_ready_timeout: 0 seconds'),
     # the NCCL test
     ('nccl-timeout-zero', {'nccl_test_timeout': 0}, 'nccl_test_timeout: 0; give the seconds the test may run'),
     ('nccl-threshold-key', {'nccl_test_thresholds': {'all_gather': {'fastest': 1}}}, 'nccl_test_thresholds.all_gather: unknown key(s) fastest'),
     ('nccl-keep-log-unknown', {'nccl_test_keep_log': 'sometimes'}, 'nccl_test_keep_log: sometimes is not one of on_failure, always, never'),
+    # the roles' variables: a misspelt or unknown name ran with the default and built something else; one that
+    # contradicts what the playbook derives would win over it at the role.
+    ('role-variable-misspelt', {'nccl_test_family': 'a3mega'},
+     'nccl_test_family: role nccl_test has no such variable; its variables are'),
+    ('role-variable-close-to-one', {'gce_instances_boot_disk_sise_gb': 300},
+     'gce_instances_boot_disk_sise_gb: role gce_instances has no such variable; did you mean gce_instances_boot_disk_size_gb?'),
+    ('role-variable-contradicts', {'gce_instances_count': 5},
+     'gce_instances_count: 5 differs from 2, which the playbook gives role gce_instances (from gpudirect_node_count), and would '
+     'win over it; leave gce_instances_count unset and set gpudirect_node_count instead'),
+    ('role-variable-contradicts-host-stage', {'nccl_test_plugin_version': 'v3.1.9'},
+     "nccl_test_plugin_version: 'v3.1.9' differs from null (unset), which the playbook gives role nccl_test (from cos_host_prep_plugin_version)"),
+    # every variable of the four roles at once, each with a value of the wrong type (see wrong_values)
+    *(('every-%s-variable' % role, values, ['%s: ' % name for name in values])
+      for role, values in ((role, wrong_values(role)) for role in ('gce_network', 'gce_instances', 'cos_host_prep', 'nccl_test'))),
 ]
 
 
@@ -147,8 +177,9 @@ def test_bad_input_is_refused_by_the_plan_step_before_anything_is_written():
             failures.append('%s: not refused (rc %s): %s' % (case, result.returncode, result.stdout[-500:]))
         elif not last_task.startswith("Check every stage's input before anything is created]"):
             failures.append('%s: refused by a later task: %s' % (case, last_task[:120]))
-        elif expected not in refusal.group(1):
-            failures.append('%s: message %s does not hold %r' % (case, refusal.group(1)[:600], expected))
+        else:
+            failures += ['%s: message %s does not hold %r' % (case, refusal.group(1)[:600], text)
+                         for text in ([expected] if isinstance(expected, str) else expected) if text not in refusal.group(1)]
         if written:
             failures.append('%s: %d mutating requests: %s' % (case, len(written), [(e['method'], e['path']) for e in written[:3]]))
     assert failures == [], '\n'.join(failures)

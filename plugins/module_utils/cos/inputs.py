@@ -11,6 +11,7 @@ without the cos_host_prep_ prefix (a test compares the two).
 from __future__ import annotations
 
 import ipaddress
+import re
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
@@ -38,6 +39,10 @@ HOST_ARGUMENT_SPEC = {
     'gpudirect': {'type': 'bool', 'default': True},
     'mig': {'type': 'dict', 'default': {}},
 }
+# What the role passes to ``cos-extensions install gpu -- -version=`` (COS, "Installing GPU drivers"): a driver
+# version such as 535.183.01, or latest; the role compares it with what nvidia-smi reports, so a label such as
+# default would reinstall on every run.
+DRIVER_VERSION = re.compile(r'^(latest|\d{3}(\.\d{1,3}){1,2})$')
 MIG_KEYS = ('state', 'gpus', 'instances', 'allow_gpu_reset')
 
 
@@ -62,6 +67,9 @@ def check_host_inputs(params):
                                  'accept_all to say you mean the manual\'s rule' % ' + '.join(params['firewall_source_ranges']))
     elif params['firewall_source_ranges']:
         raise HostInputError('firewall_source_ranges: only firewall: data_ranges uses them; remove them or set firewall: data_ranges')
+    if not DRIVER_VERSION.match(str(params['gpu_driver_version'])):
+        raise HostInputError('gpu_driver_version: %r is not a driver version cos-extensions installs; give latest or a version '
+                             'such as 535.183.01' % (params['gpu_driver_version'],))
     for field in ('rxdm_ready_timeout', 'plugin_install_timeout'):
         if params[field] <= 0:
             raise HostInputError('%s: %d seconds; give a positive number of seconds' % (field, params[field]))

@@ -23,6 +23,7 @@ import re
 
 from ansible.module_utils.common.validation import check_type_float, check_type_int
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError
 
@@ -225,6 +226,19 @@ def problems(options, cluster=None):
     namespace = options.get('network_namespace') or catalog.NETWORK_NAMESPACE
     if not _DNS_LABEL.match(str(namespace)):
         found.append('openshift_rdma_network_namespace=%r is not a namespace name (RFC 1123 label)' % namespace)
+    elif cluster.get('namespaces') is not None and namespace not in cluster['namespaces']:
+        # The operators write the NetworkAttachmentDefinition there; into a missing namespace they never do, and
+        # the role's wait for it would run out.
+        found.append('openshift_rdma_network_namespace=%r does not exist in the cluster: create it first or give an existing '
+                     'namespace (default: %s)' % (namespace, catalog.NETWORK_NAMESPACE))
+    unknown = [name for name in options.get('machine_configs') or [] if name not in catalog.MACHINE_CONFIGS]
+    if unknown:
+        found.append('openshift_rdma_machine_configs: %s %s not one of the chapter\'s MachineConfigs; use %s'
+                     % (', '.join(map(repr, unknown)), 'is' if len(unknown) == 1 else 'are', ', '.join(catalog.MACHINE_CONFIGS)))
+    if options.get('report_dir'):
+        problem = report_dir.unwritable(options['report_dir'])
+        if problem:
+            found.append('openshift_rdma_report_dir: %s' % problem)
     mtu = options.get('mtu', 1500)
     if not isinstance(mtu, int) or not 576 <= mtu <= 9216:
         found.append('openshift_rdma_mtu=%r must be an integer from 576 to 9216' % (mtu,))

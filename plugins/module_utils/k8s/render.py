@@ -123,7 +123,15 @@ def gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True
     return selector
 
 
+def check_namespace(namespace, field='namespace'):
+    """A namespace name the API server takes (an RFC 1123 label); it refuses others with a raw 422 after the pool exists."""
+    if namespace and not _DNS_LABEL.match(str(namespace)):
+        raise RenderError('%s: %r is not a namespace name; use lower-case letters, digits and -, at most 63 characters'
+                          % (field, namespace))
+
+
 def _namespaced(obj, namespace):
+    check_namespace(namespace)
     if namespace and obj['kind'] not in CLUSTER_SCOPED_KINDS:
         obj.setdefault('metadata', {})['namespace'] = namespace
     return obj

@@ -18,6 +18,8 @@ class ActionModule(ModuleInWorkerAction):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars if task_vars is not None else {}
         roles = self._task.args.get('roles')
+        # Given in the task, ``unread`` would let a playbook pass its own verdict on its extra vars.
+        self._task.args = {key: value for key, value in self._task.args.items() if key != 'unread'}
         if roles:
             if not isinstance(roles, list) or not all(isinstance(entry, dict) and entry.get('role') for entry in roles):
                 raise AnsibleActionFail('roles: give a list of {role, entry_points, vars, sources}')
@@ -26,4 +28,9 @@ class ActionModule(ModuleInWorkerAction):
             except (OSError, ValueError) as exc:
                 raise AnsibleActionFail('roles: %s' % exc) from exc
             self._task.args = dict(self._task.args, roles=resolved)
+        if self._task.args.get('unread_extra_vars', 'ignore') != 'ignore':
+            extra_vars = self._task.get_variable_manager().extra_vars
+            playbook = (self._task.get_path() or '').rsplit(':', 1)[0]
+            checked = {entry['role'] for entry in self._task.args.get('roles') or []}
+            self._task.args = dict(self._task.args, unread=role_variables.unread_extra_vars(extra_vars, playbook, checked))
         return super().run(tmp, task_vars)

@@ -96,6 +96,21 @@ options:
         description:
           - Set by the module's action from the task's variables and the role's argument spec; not given in playbooks.
         type: dict
+  unread_extra_vars:
+    description:
+      - What to do with an extra variable (C(-e), an AWX job's extra vars) that has one of the collection's prefixes
+        (C(gpudirect_), a role's name and C(_)) and that neither the playbook nor a role it runs reads, such as
+        C(gpudirect_prefix) (the old name of C(gpudirect_network_prefix)) or C(nccl_test_family): C(refuse) it as a
+        problem, C(warn), or C(ignore) it. The playbook's variables are those its file names.
+    type: str
+    choices: [refuse, warn, ignore]
+    default: ignore
+  unread:
+    description:
+      - Set by the module's action from the run's extra vars (with O(unread_extra_vars) other than C(ignore)); not given
+        in playbooks.
+    type: list
+    elements: str
   variables:
     description:
       - "For each stage (C(network), C(instances), C(host), C(nccl), C(cluster), C(node_pool), C(connection)), the
@@ -204,6 +219,8 @@ ARGUMENT_SPEC = {
         'resolved': {'type': 'dict'},
     }},
     'variables': {'type': 'dict', 'default': {}},
+    'unread_extra_vars': {'type': 'str', 'choices': ['refuse', 'warn', 'ignore'], 'default': 'ignore'},
+    'unread': {'type': 'list', 'elements': 'str'},
 }
 
 # Each stage: the module (or role) whose options it takes, its argument spec and the spec's rules.
@@ -532,6 +549,11 @@ def main():
     project = module.params['project']
     if project and links.project_id_problem(project):
         problems.add('connection', links.project_id_problem(project))
+    for text in params['unread'] or []:
+        if params['unread_extra_vars'] == 'refuse':
+            problems.add('connection', text)
+        else:
+            module.warn(text)
     stages = validate_stages(params, problems)
     network_plan, instances = plan_stages(stages, project, problems)
     for role, variables in validate_roles(params['roles'], problems).items():

@@ -19,11 +19,13 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 
 import yaml
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'roles')
 HIDDEN = 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'   # what ansible-core writes for a no_log value
+PLAYBOOK_VARIABLE = re.compile(r'\bgpudirect_[a-z0-9_]+')
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,3 +92,27 @@ def resolve(entry, task_vars, template):
         given[name] = HIDDEN if secret else value
     shown_vars = {name: HIDDEN if (spec.get(name) or {}).get('no_log') else value for name, value in playbook_vars.items()}
     return dict(entry, vars=shown_vars, resolved={'argument_spec': spec, 'given': given, 'problems': problems})
+
+
+def unread_extra_vars(extra_vars, playbook_path, checked_roles):
+    """Texts naming each extra variable with one of the collection's prefixes (``gpudirect_``, a role's name) that
+    neither the playbook (the variables its file names) nor a role it runs reads: a renamed or misspelt one would
+    otherwise run with the default. The variables of ``checked_roles`` are resolve()'s to judge."""
+    with open(playbook_path, encoding='utf-8') as handle:
+        read = sorted(set(PLAYBOOK_VARIABLE.findall(handle.read())))
+    roles = sorted((name for name in os.listdir(ROLES_DIR) if os.path.isdir(os.path.join(ROLES_DIR, name, 'meta'))), key=len, reverse=True)
+    playbook = os.path.basename(playbook_path)
+    found = []
+    for name in sorted(extra_vars):
+        role = next((role for role in roles if name.startswith(role + '_')), None)
+        if role in checked_roles or name.startswith('__'):
+            continue
+        if role is not None:
+            known = {option for options in argument_specs(role).values() for option in options}
+            found.append('%s: %s; %s runs no role %s, so nothing reads it: remove it' % (
+                name, 'a variable of role %s' % role if name in known else 'role %s has no such variable' % role, playbook, role))
+        elif name.startswith('gpudirect_') and name not in read:
+            close = difflib.get_close_matches(name[len('gpudirect_'):], [known[len('gpudirect_'):] for known in read], n=1, cutoff=0.6)
+            found.append('%s: %s reads no such variable; %s' % (
+                name, playbook, 'did you mean gpudirect_%s?' % close[0] if close else 'it reads %s' % ', '.join(read)))
+    return found

@@ -109,6 +109,10 @@ CASES = [
     *(('every-%s-variable' % role, playbook, values, ['%s: ' % name for name in values])
       for role, playbook, values in ((role, playbook, wrong_values(role, points)) for role, playbook, points in (
           ('gke_gpudirect', 'gke_a3mega.yml', ('plan', 'apply', 'wait')), ('gke_rdma', 'gke_a3ultra.yml', ('main',))))),
+    # Extra vars with the collection's prefixes that nothing reads: a renamed playbook variable, another role's variable.
+    ('extra-var-renamed+other-role', 'gke_a3mega.yml', {'gpudirect_prefix': 'zz', 'gke_rdma_namespace': 'team'},
+     ['gpudirect_prefix: gke_cluster.yml reads no such variable; did you mean gpudirect_network_prefix?',
+      'gke_rdma_namespace: a variable of role gke_rdma; gke_cluster.yml runs no role gke_rdma, so nothing reads it: remove it']),
     ('role-compute-class-name+rdma-networking', 'gke_a3ultra.yml', {'gpudirect_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'Bad_Class'},
      ["gke_rdma_compute_class: 'Bad_Class' is not a valid ComputeClass name"]),
 ]

@@ -129,6 +129,8 @@ CASES = [
      'win over it; leave gce_instances_count unset and set gpudirect_node_count instead'),
     ('role-variable-contradicts-host-stage', {'nccl_test_plugin_version': 'v3.1.9'},
      "nccl_test_plugin_version: 'v3.1.9' differs from null (unset), which the playbook gives role nccl_test (from cos_host_prep_plugin_version)"),
+    ('extra-var-renamed', {'gpudirect_prefix': 'zz'},
+     'gpudirect_prefix: gce_cluster.yml reads no such variable; did you mean gpudirect_network_prefix?'),
     # every variable of the four roles at once, each with a value of the wrong type (see wrong_values)
     *(('every-%s-variable' % role, values, ['%s: ' % name for name in values])
       for role, values in ((role, wrong_values(role)) for role in ('gce_network', 'gce_instances', 'cos_host_prep', 'nccl_test'))),
@@ -207,3 +209,15 @@ def test_the_host_firewall_follows_the_networks_data_ranges():
         assert play['vars']['__gpudirect_data_cidrs'] == "{{ gce_network_data_cidrs | default([], true) }}"
     plan = plays[0]['tasks'][0]['aiinfra.gpudirect.gpudirect_plan']
     assert "'firewall_source_ranges': cos_host_prep_firewall_source_ranges," in plan['host']
+
+
+def test_an_unread_extra_var_is_only_warned_about_with_gpudirect_strict_vars_false():
+    """The same renamed variable with gpudirect_strict_vars: false: a warning naming it, and the run goes on (check mode)."""
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    try:
+        run = ansible_playbook(sandbox, 'a3high.yml', dict(SSH, gpudirect_prefix='zz', gpudirect_strict_vars=False),
+                               project='inputs-warn', args=('--check', '--tags', 'network'), timeout=300)
+    finally:
+        sandbox.stop()
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert 'gpudirect_prefix: gce_cluster.yml reads no such variable; did you mean gpudirect_network_prefix?' in run.stdout + run.stderr

@@ -63,3 +63,19 @@ def test_a_roles_default_in_the_plays_variables_is_not_the_users():
 def test_an_entry_point_the_role_lacks_is_named():
     with pytest.raises(ValueError, match='role gke_rdma has no entry point plan'):
         resolve({'role': 'gke_rdma', 'entry_points': ['plan']}, {})
+
+
+def test_extra_vars_nothing_reads_are_named_with_the_closest_name(tmp_path):
+    playbook = tmp_path / 'play.yml'
+    playbook.write_text('- hosts: localhost\n  vars: {prefix: "{{ gpudirect_network_prefix | default(\'a\') }}", '
+                        'zone: "{{ gpudirect_zone }}"}\n', encoding='utf-8')
+    found = role_variables.unread_extra_vars(
+        {'gpudirect_prefix': 'zz', 'gpudirect_zone': 'us-central1-a', 'gpudirect_zzz': 1, 'nccl_test_family': 'x',
+         'nccl_test_timeout': 5, 'gke_rdma_namespace': 'n', 'gce_network_mtu': 1500, 'other': 1, '__gpudirect_x': 1},
+        str(playbook), checked_roles={'gce_network'})
+    assert found == [
+        'gke_rdma_namespace: a variable of role gke_rdma; play.yml runs no role gke_rdma, so nothing reads it: remove it',
+        'gpudirect_prefix: play.yml reads no such variable; did you mean gpudirect_network_prefix?',
+        'gpudirect_zzz: play.yml reads no such variable; it reads gpudirect_network_prefix, gpudirect_zone',
+        'nccl_test_family: role nccl_test has no such variable; play.yml runs no role nccl_test, so nothing reads it: remove it',
+        'nccl_test_timeout: a variable of role nccl_test; play.yml runs no role nccl_test, so nothing reads it: remove it']

@@ -98,10 +98,10 @@ options:
         type: dict
   unread_extra_vars:
     description:
-      - What to do with an extra variable (C(-e), an AWX job's extra vars) that has one of the collection's prefixes
+      - "What to do with an extra variable (C(-e), an AWX job's extra vars) that has one of the collection's prefixes
         (C(gpudirect_), a role's name and C(_)) and that neither the playbook nor a role it runs reads, such as
         C(gpudirect_prefix) (the old name of C(gpudirect_network_prefix)) or C(nccl_test_family): C(refuse) it as a
-        problem, C(warn), or C(ignore) it. The playbook's variables are those its file names.
+        problem, C(warn), or C(ignore) it. The playbook's variables are those its file names."
     type: str
     choices: [refuse, warn, ignore]
     default: ignore

@@ -8,7 +8,8 @@ gpudirect_plan's action calls ``resolve`` for each role its task names: the role
 with them that only the controller can see: a name the role does not have (a misspelling runs with the default and
 builds something else) and a value that contradicts what the playbook derives from its own variables (``sources``:
 an extra var wins over the playbook's ``include_role`` vars, so the role would act on another pool, cluster or
-technology than the one the playbook built). Other variables the playbook gives are defaults a user may override. The module then validates the values with the spec and renders the role's objects.
+technology than the one the playbook built). Other variables the playbook gives are defaults a user may override.
+The module then validates the values with the spec and renders the role's objects.
 
 A role's default (``defaults/main.yml``), which ``import_role`` puts among the play's variables, is not the user's.
 Values the spec marks ``no_log`` (kubeconfigs) are compared here and reach the module only as a placeholder.

@@ -37,6 +37,7 @@ def wrong_values(role, entry_points):
     assert len(values) >= 8, (role, values)
     return values
 
+
 PLAN_TASK = "Check every stage's input before anything is created]"
 TCPXO_NETWORKS = [{'network': 'other-net-%d' % n, 'subnetwork': 'other-sub-%d' % n} for n in range(1, 4)]
 

@@ -481,6 +481,7 @@ def read_gke(container, compute, stages, problems):
     affinity = pool_plan.body['config']['reservationAffinity']
     if affinity.get('values') and zones:
         check_pool_reservation(compute, pool_params, pool_plan, zones, problems)
+    current_pool = None
     if current_cluster is not None:
         path = gke_common.node_pool_path(pool_params['location'], pool_params['cluster'], pool_params['name'])
         current_pool = container.get(path, action='read node pool %s' % pool_params['name'])
@@ -490,6 +491,42 @@ def read_gke(container, compute, stages, problems):
                 problems.add('node_pool', 'name: node pool %s exists and differs in fields the API cannot change: %s; give another '
                                           'pool name, delete the pool, or set recreate: true on the node pool task'
                              % (pool_params['name'], gke_node_pool.describe_immutable(immutable)))
+    if zones and not affinity.get('values'):
+        check_pool_gpu_quota(compute, pool_params, pool_plan, zones, current_pool, problems)
+
+
+def check_pool_gpu_quota(compute, params, plan, zones, current_pool, problems):
+    """The GPUs the pool adds fit the project's regional GPU quota (regions.get: limit and usage of the family's metric).
+
+    GKE nodes are Compute Engine VMs and count against it; GKE does not refuse the pool for it but its nodes never
+    come (the operation ends with the quota error, after the cluster and the networks were made). Not judged: a pool
+    on a specific reservation (the reservation holds the quota), flex-start (queued), a pool whose size is not the
+    collection's, a region that lists no limit for the metric."""
+    family = plan.family
+    if params['provisioning'] == 'flex_start' or not family.gpu_quota_metric:
+        return
+    per_zone = plan.body['initialNodeCount']
+    if current_pool is not None:
+        if not plan.size_managed:
+            return
+        per_zone -= int(current_pool.get('initialNodeCount') or 0)
+    added = per_zone * len(zones) * family.gpu_count
+    if added <= 0:
+        return
+    metric = ('PREEMPTIBLE_' if params['provisioning'] == 'spot' else '') + family.gpu_quota_metric
+    region = links.region_of(zones[0])
+    resource = compute.get('regions/%s' % region, "get region '%s'" % region) or {}
+    quota = next((item for item in resource.get('quotas') or [] if item.get('metric') == metric), None)
+    if quota is None:
+        return
+    free = int(quota['limit'] - quota.get('usage', 0))
+    if added > free:
+        fits = max(free // (len(zones) * family.gpu_count), 0) + (int(current_pool.get('initialNodeCount') or 0) if current_pool else 0)
+        problems.add('node_pool', 'node_count: %d nodes per zone of %s in %s need %d more GPUs of quota %s in %s, and the project has %d '
+                                  'of its limit of %d left there; request more quota (https://cloud.google.com/compute/resource-usage#gpu_quota), '
+                                  'use a reservation, or give at most %d'
+                     % (plan.body['initialNodeCount'], family.machine_type, ', '.join(zones), added, metric, region, max(free, 0),
+                        int(quota['limit']), fits))
 
 
 def check_pool_reservation(compute, params, plan, zones, problems):

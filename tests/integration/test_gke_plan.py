@@ -114,6 +114,10 @@ CASES = [
     ('extra-var-renamed+other-role', 'gke_a3mega.yml', {'gpudirect_prefix': 'zz', 'gke_rdma_namespace': 'team'},
      ['gpudirect_prefix: gke_cluster.yml reads no such variable; did you mean gpudirect_network_prefix?',
       'gke_rdma_namespace: a variable of role gke_rdma; gke_cluster.yml runs no role gke_rdma, so nothing reads it: remove it']),
+    # The project's regional GPU quota (regions.get): the pool's nodes would never come (set in make_existing_resources).
+    ('gpu-quota-short', 'gke_a3mega.yml', {},
+     ['gpudirect_node_count: 2 nodes per zone of a3-megagpu-8g in us-central1-a need 16 more GPUs of quota NVIDIA_H100_MEGA_GPUS in '
+      'us-central1, and the project has 8 of its limit of 8 left there; request more quota', 'or give at most 1']),
     ('role-compute-class-name+rdma-networking', 'gke_a3ultra.yml', {'gpudirect_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'Bad_Class'},
      ["gke_rdma_compute_class: 'Bad_Class' is not a valid ComputeClass name"]),
 ]
@@ -126,6 +130,7 @@ def project_of(case):
 def make_existing_resources(sandbox):
     """What the existing-* cases find: a cluster made without --enable-dataplane-v2, and a Dataplane V2 cluster whose
     GPU pool was made as a spot pool without GPUDirect RDMA."""
+    sandbox.set_quota('NVIDIA_H100_MEGA_GPUS', 8, project=project_of('gpu-quota-short'), region='us-central1')
     api = SandboxClient(sandbox.url)
     api.must('POST', '/v1/projects/%s/locations/us-central1-a/clusters' % project_of('existing-cluster-without-dataplane-v2'),
              {'cluster': {'name': 'legacy', 'initialClusterVersion': '1.33.5-gke.1308000',
@@ -207,3 +212,35 @@ def test_the_plan_steps_stage_options_match_the_gke_tasks():
         assert set(plan['variables'][stage]) >= module_options[module], stage
     assert set(plan['variables']['cluster']) >= module_options['gke_gpudirect_cluster']
     assert tasks[0]['tags'] == ['always']
+
+
+def test_a_rerun_on_an_existing_pool_counts_only_the_gpus_it_adds_against_the_quota():
+    """A pool of 2 nodes exists and the quota has room for no more GPUs: the same pool again is not refused (its GPUs are
+    counted once, in the quota's usage), and one node more per zone is, naming the 8 GPUs it adds (check mode)."""
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    project = 'gke-plan-quota-rerun'
+    try:
+        sandbox.set_quota('NVIDIA_H100_MEGA_GPUS', 0, project=project, region='us-central1')
+        api = SandboxClient(sandbox.url)
+        clusters = '/v1/projects/%s/locations/us-central1-a/clusters' % project
+        api.must('POST', clusters, {'cluster': {
+            'name': 'a3mega', 'initialClusterVersion': '1.33.5-gke.1308000', 'resourceLabels': {'aiinfra-gpudirect': 'managed'},
+            'networkConfig': {'datapathProvider': 'ADVANCED_DATAPATH', 'enableMultiNetworking': True},
+            'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}})
+        first = ansible_playbook(sandbox, 'gke_a3mega.yml', {'gpudirect_read_nodes': False, 'gpudirect_node_count': 2}, project=project,
+                                 args=('--check', '--tags', 'cluster,nodepool'), timeout=300)
+        assert first.returncode != 0 and 'need 16 more GPUs of quota NVIDIA_H100_MEGA_GPUS' in first.stdout, first.stdout[-3000:]
+        sandbox.set_quota('NVIDIA_H100_MEGA_GPUS', None, project=project, region='us-central1')
+        made = ansible_playbook(sandbox, 'gke_a3mega.yml', {'gpudirect_read_nodes': False, 'gpudirect_node_count': 2}, project=project,
+                                args=('--tags', 'network,cluster,nodepool'), timeout=300)
+        assert made.returncode == 0, made.stdout[-3000:]
+        sandbox.set_quota('NVIDIA_H100_MEGA_GPUS', 0, project=project, region='us-central1')
+        again = ansible_playbook(sandbox, 'gke_a3mega.yml', {'gpudirect_read_nodes': False, 'gpudirect_node_count': 2}, project=project,
+                                 args=('--check', '--tags', 'cluster,nodepool'), timeout=300)
+        assert again.returncode == 0, again.stdout[-3000:]
+        more = ansible_playbook(sandbox, 'gke_a3mega.yml', {'gpudirect_read_nodes': False, 'gpudirect_node_count': 3}, project=project,
+                                args=('--check', '--tags', 'cluster,nodepool'), timeout=300)
+        assert more.returncode != 0 and 'gpudirect_node_count: 3 nodes per zone of a3-megagpu-8g in us-central1-a need 8 more GPUs' \
+            in more.stdout, more.stdout[-3000:]
+    finally:
+        sandbox.stop()

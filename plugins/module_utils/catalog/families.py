@@ -114,6 +114,10 @@ class Family:
     gpu_fabric_bandwidth_gbps: Optional[int] = None
     local_ssd_count: Optional[int] = None
     management_nic_type: str = GVNIC
+    # The regional Compute Engine quota its GPUs count against ("GPU quota",
+    # https://cloud.google.com/compute/resource-usage#gpu_quota: one metric per GPU model; Spot and preemptible
+    # VMs count against PREEMPTIBLE_ + the metric); GKE nodes are VMs and count the same.
+    gpu_quota_metric: Optional[str] = None
 
     @property
     def reservation_bound_allowed(self):
@@ -151,6 +155,7 @@ FAMILIES = MappingProxyType({
     # "Supercomputadoras" (up to 8 secondary NICs of 200 Gbps).
     'a3-megagpu-8g': Family(
         machine_type='a3-megagpu-8g', series='A3 Mega', technology=TCPXO, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-mega-80gb',
+        gpu_quota_metric='NVIDIA_H100_MEGA_GPUS',
         data_nic_count=8, data_interface_names=eth_names(8),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND),
         nccl_min_avg_busbw_gbps=30.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
@@ -158,6 +163,7 @@ FAMILIES = MappingProxyType({
     # 1.4.0rc3+); seed 003 node pool (--accelerator=type=nvidia-h100-80gb).
     'a3-highgpu-8g': Family(
         machine_type='a3-highgpu-8g', series='A3 High', technology=TCPX, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-80gb',
+        gpu_quota_metric='NVIDIA_H100_GPUS',
         data_nic_count=4, data_interface_names=eth_names(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
@@ -170,6 +176,7 @@ FAMILIES = MappingProxyType({
     # Threshold: same TCPX stack and NICs as A3 High, so A3 High's 25 GB/s (derived, see design brief).
     'a3-edgegpu-8g': Family(
         machine_type='a3-edgegpu-8g', series='A3 Edge', technology=TCPX, gke_accelerator=None,
+        gpu_quota_metric='NVIDIA_H100_GPUS',
         data_nic_count=4, data_interface_names=eth_names(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE + ' (A3 High value; same TCPX stack)',
@@ -178,11 +185,13 @@ FAMILIES = MappingProxyType({
     # subnets ("高度な構成"); Terraform example: local_ssd_count = 32 for a3-ultragpu-8g. GKE only.
     'a3-ultragpu-8g': Family(
         machine_type='a3-ultragpu-8g', series='A3 Ultra', technology=RDMA, gke_accelerator='nvidia-h200-141gb',
+        gpu_quota_metric='NVIDIA_H200_GPUS',
         gpu_model='NVIDIA H200', gpu_count=8, gpu_memory_gb=141, local_ssd_count=32,
         nccl_min_avg_busbw_gbps=100.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_RDMA_GKE),
     # seed 001 as above; nvidia-b200. No source gives B200 memory per GPU or a pass threshold.
     'a4-highgpu-8g': Family(
         machine_type='a4-highgpu-8g', series='A4', technology=RDMA, gke_accelerator='nvidia-b200',
+        gpu_quota_metric='NVIDIA_B200_GPUS',
         gpu_model='NVIDIA B200', gpu_count=8, gpu_memory_gb=None,
         nccl_min_avg_busbw_gbps=None, nccl_threshold_source='none: no source gives an A4 threshold', **_RDMA_GKE),
 })

@@ -8,6 +8,7 @@ rescued so the next role runs. The reads must have happened (the API server's au
 would pass on a role that never used the kubeconfig.
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -44,3 +45,30 @@ def test_an_inline_kubeconfig_token_is_never_printed_at_vvv(kube_cluster, tmp_pa
         assert 'PLAY [%s]' % role in run.stdout
     assert len(kube_cluster.requests) > reads, 'the roles never read the cluster with the inline kubeconfig'
     assert token not in run.stdout and token not in run.stderr
+
+
+def test_a_google_cloud_access_token_is_sent_and_never_printed_at_vvv(tmp_path):
+    """GCP_ACCESS_TOKEN (auth_kind accesstoken; the playbooks' connection options come from the GCP_* variables) through a
+    Compute Engine and a GKE playbook at -vvv: every module's arguments and results are printed, the token is not; the
+    sandbox's log shows that the requests carried it (as a hash: the log never holds the credential)."""
+    from sandbox import Sandbox   # pylint: disable=import-outside-toplevel
+    from playbook_runner import ansible_playbook   # pylint: disable=import-outside-toplevel
+    token = 'ya29.' + hashlib.sha256(str(tmp_path).encode()).hexdigest()
+    env = {'GCP_AUTH_KIND': 'accesstoken', 'GCP_ACCESS_TOKEN': token}
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    try:
+        runs = [ansible_playbook(sandbox, 'a3high.yml', {'gpudirect_ssh_source_ranges': ['203.0.113.0/24']}, project='token-gce',
+                                 args=('--tags', 'network,instances', '-vvv'), env=env, timeout=600),
+                ansible_playbook(sandbox, 'gke_a3mega.yml', {'gpudirect_read_nodes': False}, project='token-gke',
+                                 args=('--tags', 'network,cluster,nodepool', '--check', '-vvv'), env=env, timeout=600)]
+        log = sandbox.request_log()
+    finally:
+        sandbox.stop()
+    for run in runs:
+        assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+        assert token not in run.stdout and token not in run.stderr
+        assert 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER' in run.stdout   # -vvv printed the module arguments, access_token masked
+    sent = hashlib.sha256(('Bearer ' + token).encode()).hexdigest()
+    for project in ('token-gce', 'token-gke'):
+        requests = [entry for entry in log if '/projects/%s/' % project in entry['path']]
+        assert requests and all(entry['credential'] == sent for entry in requests), (project, len(requests))

@@ -11,6 +11,7 @@ Control endpoints (not logged): ``GET /_sandbox/requests``, ``POST /_sandbox/res
 """
 
 import copy
+import hashlib
 import json
 import socket
 import struct
@@ -197,16 +198,21 @@ class Sandbox:
         return items
 
     # request handling -------------------------------------------------------------------------
-    def dispatch(self, http_method, raw_path, raw_body, base_url, content_type=None):
-        """Answer one request: ``(status, headers, body bytes)`` or ``RESET``."""
+    def dispatch(self, http_method, raw_path, raw_body, base_url, content_type=None, authorization=None):
+        """Answer one request: ``(status, headers, body bytes)`` or ``RESET``.
+
+        NOT SIMULATED: Google's APIs refuse a request without valid credentials (401); the sandbox takes any. It logs
+        which credential came (``credential``: the SHA-256 of the ``Authorization`` header, never the header), so a
+        test can tell that a token was sent without the log holding it."""
         split = urlsplit(raw_path)
         path = split.path.lstrip('/')
         query = {name: values[-1] for name, values in parse_qs(split.query).items()}
         if path.startswith('_sandbox/') or path == '_sandbox':
             return self._control(http_method, path, raw_body)
         if http_method == 'POST' and (path == 'batch' or path.startswith('batch/')):
-            return self._batch(content_type, raw_body, base_url)
-        entry = {'method': http_method, 'path': raw_path, 'status': None, 'body': None, 'api_method': None, 'fault': None}
+            return self._batch(content_type, raw_body, base_url, authorization)
+        entry = {'method': http_method, 'path': raw_path, 'status': None, 'body': None, 'api_method': None, 'fault': None,
+                 'credential': hashlib.sha256(authorization.encode()).hexdigest() if authorization else None}
         headers = {}
         route = None
         try:
@@ -264,7 +270,7 @@ class Sandbox:
             payload = partial_response(payload, query['fields'])
         return status, headers, self._render(payload, route, base_url, pretty=query.get('prettyPrint', 'true').lower() != 'false')
 
-    def _batch(self, content_type, raw_body, base_url):
+    def _batch(self, content_type, raw_body, base_url, authorization=None):
         """Google's multipart batch: every part is dispatched (and logged) as its own request."""
         try:
             parts = parse_batch(content_type, raw_body)
@@ -273,7 +279,7 @@ class Sandbox:
             return error.code, {}, json.dumps(error.to_json()).encode()
         answers = []
         for content_id, method, path, body in parts:
-            answer = self.dispatch(method, path, body, base_url)
+            answer = self.dispatch(method, path, body, base_url, authorization=authorization)   # the batch's own credential
             if answer is RESET:
                 return RESET  # a dropped connection drops the whole batch
             answers.append((content_id,) + answer)
@@ -454,7 +460,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         sandbox = self.server.sandbox
         body = self._read_body()
         host = self.headers.get('Host') or '%s:%d' % self.server.server_address[:2]
-        result = sandbox.dispatch(self.command, self.path, body, self.scheme + '://' + host, self.headers.get('Content-Type'))
+        result = sandbox.dispatch(self.command, self.path, body, self.scheme + '://' + host, self.headers.get('Content-Type'),
+                                  self.headers.get('Authorization'))
         if result is RESET:
             self._drop_connection()
             return

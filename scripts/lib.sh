@@ -70,20 +70,32 @@ EOF
     install -m 0644 "$ROOT/tests/ci/get_pip_standin.py" "$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
 }
 
-# The ansible-core minors that meta/runtime.yml (requires_ansible) claims and Python 3.11 runs. The
-# main virtualenv holds the newest (tests/requirements.txt); each older one gets a virtualenv of its own.
-ANSIBLE_CORES=(2.17 2.18 2.19)
+# The ansible-core minors that meta/runtime.yml (requires_ansible) claims. The main virtualenv holds 2.19
+# (tests/requirements.txt); each other one gets a virtualenv of its own, on the Python it needs.
+ANSIBLE_CORES=(2.17 2.18 2.19 2.20 2.21)
 CORE_VENVS=${GPUDIRECT_CORE_VENVS:-$ROOT/.venv-cores}
+
+core_python() {
+    # core_python MINOR: the Python that ansible-core MINOR runs on here. 2.20 and later need 3.12 on the
+    # controller; this machine has it from pyenv (python3.12 on PATH, or under PYENV_ROOT).
+    case $1 in
+        2.17|2.18|2.19) echo "$PY" ;;
+        *) command -v python3.12 >/dev/null && python3.12 -c '' 2>/dev/null && { command -v python3.12; return; }
+           ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 2>/dev/null | tail -1 | grep . ||
+               { echo "ansible-core $1 needs Python 3.12: install it (pyenv install 3.12)" >&2; return 1; } ;;
+    esac
+}
 
 core_venv() {
     # core_venv MINOR: print the path of a virtualenv with ansible-core MINOR.* and what the sanity and
     # unit tests need (tests/requirements-core.txt); made once, remade when the requirements change.
-    local minor=$1 dir="$CORE_VENVS/ansible-core-$1" want
-    want=$(cat "$ROOT/requirements.txt" "$ROOT/tests/requirements-core.txt" | sha256sum | cut -d' ' -f1)-$minor
+    local minor=$1 dir="$CORE_VENVS/ansible-core-$1" want python
+    python=$(core_python "$minor") || return 1
+    want=$(cat "$ROOT/requirements.txt" "$ROOT/tests/requirements-core.txt" | sha256sum | cut -d' ' -f1)-$minor-$("$python" -V 2>&1)
     if [ "$(cat "$dir/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
         echo "making $dir" >&2
         rm -rf "$dir"
-        "$PY" -m venv "$dir" || return 1
+        "$python" -m venv "$dir" || return 1
         (cd "$ROOT/tests" && "$dir/bin/pip" install -q "ansible-core==$minor.*" -r requirements-core.txt 2>&1 |
             grep -v '^WARNING: Location' >&2; exit "${PIPESTATUS[0]}") || return 1
         "$dir/bin/pip" check >&2 || return 1

@@ -22,7 +22,7 @@ deprecations at once through Display (module_utils/common/warnings.py, ``_intern
 returning them in the result, so a registered result has no ``warnings`` key; they are still shown.
 
 The usual way is kept wherever the module would not run in this very Python (each case is the reason given at
--vvv): a connection other than local, become, async, delegation, or an ``ansible_python_interpreter`` other than the
+-vvv): an ansible-core whose internals this relies on have moved (2.21: ``remove_internal_keys``), a connection other than local, become, async, delegation, or an ``ansible_python_interpreter`` other than the
 controller's (``{{ ansible_playbook_python }}``; the implicit localhost has it). ``ANSIBLE_GPUDIRECT_MODULE_PROCESS``
 set to a true value forces the usual way everywhere.
 """
@@ -42,7 +42,12 @@ from ansible.module_utils.common import warnings as module_warnings
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action.normal import ActionModule as NormalAction
 from ansible.utils.display import Display
-from ansible.vars.clean import remove_internal_keys
+from ansible.release import __version__ as ANSIBLE_CORE_VERSION
+
+try:   # gone in ansible-core 2.21, whose module results are a UnifiedTaskResult: there the module runs as its process
+    from ansible.vars.clean import remove_internal_keys
+except ImportError:
+    remove_internal_keys = None
 
 try:   # ansible-core 2.19: arguments and results go through a serialization profile
     from ansible.module_utils.common.json import Direction, get_module_encoder
@@ -132,6 +137,8 @@ class ModuleInWorkerAction(NormalAction):
         """Why the module must run as its own process here, or None."""
         if boolean(os.environ.get(FORCE_MODULE_PROCESS, 'false'), strict=False):
             return '%s is set' % FORCE_MODULE_PROCESS
+        if remove_internal_keys is None:
+            return 'ansible-core %s has no ansible.vars.clean.remove_internal_keys, which the in-worker run needs' % ANSIBLE_CORE_VERSION
         if self._connection.transport != 'local':
             return 'connection %s' % self._connection.transport
         if self._play_context.become:

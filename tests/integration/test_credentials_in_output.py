@@ -72,3 +72,26 @@ def test_a_google_cloud_access_token_is_sent_and_never_printed_at_vvv(tmp_path):
     for project in ('token-gce', 'token-gke'):
         requests = [entry for entry in log if '/projects/%s/' % project in entry['path']]
         assert requests and all(entry['credential'] == sent for entry in requests), (project, len(requests))
+
+
+def test_a_service_account_key_is_never_printed_at_vvv_even_when_it_is_refused():
+    """GCP_SERVICE_ACCOUNT_CONTENTS (auth_kind serviceaccount) through a Compute Engine playbook at -vvv, with a key that
+    google-auth cannot load: the run stops at the plan step naming the authentication problem, the module's arguments
+    are printed with the key masked, and no part of the key is in the output."""
+    from sandbox import Sandbox   # pylint: disable=import-outside-toplevel
+    from playbook_runner import ansible_playbook   # pylint: disable=import-outside-toplevel
+    marker = 'KEYMATERIAL' + hashlib.sha256(b'service-account').hexdigest()[:24]
+    key = json.dumps({'type': 'service_account', 'project_id': 'key-project', 'private_key_id': 'k1',
+                      'private_key': '-----BEGIN PRIVATE KEY-----\n%s\n-----END PRIVATE KEY-----\n' % marker,
+                      'client_email': 'runner@key-project.iam.gserviceaccount.com', 'token_uri': 'http://127.0.0.1:9/token'})
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    try:
+        run = ansible_playbook(sandbox, 'a3high.yml', {'gpudirect_ssh_source_ranges': ['203.0.113.0/24']}, project='key-gce',
+                               args=('--tags', 'network', '-vvv'),
+                               env={'GCP_AUTH_KIND': 'serviceaccount', 'GCP_SERVICE_ACCOUNT_CONTENTS': key}, timeout=600)
+    finally:
+        sandbox.stop()
+    output = run.stdout + run.stderr
+    assert run.returncode != 0 and 'Failed to authenticate: auth_kind serviceaccount' in output, output[-3000:]
+    assert '"service_account_contents": "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"' in output
+    assert marker not in output and 'runner@key-project' not in output

@@ -22,9 +22,10 @@ deprecations at once through Display (module_utils/common/warnings.py, ``_intern
 returning them in the result, so a registered result has no ``warnings`` key; they are still shown.
 
 The usual way is kept wherever the module would not run in this very Python (each case is the reason given at
--vvv): an ansible-core whose internals this relies on have moved (2.21: ``remove_internal_keys``), a connection other than local, become, async, delegation, or an ``ansible_python_interpreter`` other than the
-controller's (``{{ ansible_playbook_python }}``; the implicit localhost has it). ``ANSIBLE_GPUDIRECT_MODULE_PROCESS``
-set to a true value forces the usual way everywhere.
+-vvv): an ansible-core whose internals this relies on have moved (2.21: ``remove_internal_keys``), a connection
+other than local, become, async, delegation, or an ``ansible_python_interpreter`` other than the controller's
+(``{{ ansible_playbook_python }}``; the implicit localhost has it). ``ANSIBLE_GPUDIRECT_MODULE_PROCESS`` set to a
+true value forces the usual way everywhere.
 """
 
 from __future__ import annotations

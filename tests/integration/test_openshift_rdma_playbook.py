@@ -515,6 +515,21 @@ CLUSTER_REFUSALS = [
 ]
 
 
+def test_every_role_variable_of_a_wrong_type_is_refused_before_any_write(openshift):
+    """Every openshift_rdma_* variable at once with a value of the wrong type (a choice outside the choices): the run stops
+    before its first write, each variable named (the role's argument spec, checked as the role starts)."""
+    spec = yaml.safe_load((collection_root() / 'roles' / 'openshift_rdma' / 'meta' / 'argument_specs.yml').read_text(encoding='utf-8'))
+    wrong_type = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a list'}, 'dict': 'notadict'}
+    values = {name: 'not-one-of-the-choices' if option.get('choices') else wrong_type[option.get('type', 'str')]
+              for name, option in spec['argument_specs']['main']['options'].items()
+              if option.get('choices') or option.get('type', 'str') in wrong_type}
+    assert len(values) >= 15, values
+    run = openshift.run(extra=values)
+    assert run.returncode != 0, _out(run)
+    assert [name for name in values if name not in run.stdout] == [], _out(run)
+    assert 'Operators through OLM' not in run.stdout and not run.mutations, (_out(run), run.mutations)
+
+
 def test_cluster_dependent_refusals_end_to_end_before_any_write(openshift):
     """openshift_rdma.yml against a stand-in whose state conflicts in one way at a time: each run is refused with
     the one message naming the variable or field and the fix, and sends no POST/PUT/PATCH/DELETE."""

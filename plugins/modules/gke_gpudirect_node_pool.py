@@ -320,7 +320,6 @@ class PoolRunner:
 
     def __init__(self, module, params, progress):
         self.container = module.container
-        self.compute = module.compute
         self.params = params
         self.progress = progress
         self.location, self.cluster, self.name = params['location'], params['cluster'], params['name']
@@ -372,17 +371,6 @@ class PoolRunner:
     def read(self):
         return self.container.get(self.path, action='read node pool %s' % self.name)
 
-    def current_size(self, pool):
-        """Nodes per zone now: the largest target size of the pool's managed instance groups (GKE resizes the
-        groups and leaves NodePool.initialNodeCount at the size at creation)."""
-        sizes = []
-        for url in pool.get('instanceGroupUrls') or []:
-            path = 'projects/' + url.split('/projects/', 1)[1]
-            group = self.compute.get(path, action='read instance group %s' % url.rsplit('/', 1)[-1])
-            if group is not None:
-                sizes.append(int(group.get('targetSize') or 0))
-        return max(sizes) if sizes else None
-
 
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
@@ -421,7 +409,7 @@ def main():
         result['additional_networks'] = plan.summary()['additional_networks']
         after = gke_node_pool.planned_view(plan, current)
         if current is not None:
-            calls, immutable = gke_node_pool.changes(plan, current, current_size=runner.current_size(current))
+            calls, immutable = gke_node_pool.changes(plan, current, current_size=gke_node_pool.current_size(module.compute, current))
             if immutable:
                 result['immutable'] = ['%s (now %s, planned %s)' % item for item in immutable]
                 if not params['recreate']:
@@ -457,7 +445,7 @@ def main():
                 cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
                 expected = None
                 if not current.get('autoscaling', {}).get('enabled'):
-                    size = runner.current_size(current)
+                    size = gke_node_pool.current_size(module.compute, current)
                     size = int(current.get('initialNodeCount') or 0) if size is None else size
                     expected = size * len(current.get('locations') or [1])
                 result['nodes'] = common.read_node_names(container.transport, cluster['endpoint'],

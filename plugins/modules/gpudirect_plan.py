@@ -102,8 +102,10 @@ options:
         (C(gpudirect_), a role's name and C(_)) and that neither the playbook nor a role it runs reads, such as
         C(gpudirect_prefix) (the old name of C(gpudirect_network_prefix)) or C(nccl_test_family): C(refuse) it as a
         problem, C(warn), or C(ignore) it. The playbook's variables are those its file names."
-    type: str
-    choices: [refuse, warn, ignore]
+      - A boolean is accepted too, as the playbooks pass C(gpudirect_strict_vars) (true means C(refuse), false
+        C(warn)); any other value is an input problem, named as the variable O(variables) gives for
+        C(connection.unread_extra_vars).
+    type: raw
     default: ignore
   unread:
     description:
@@ -189,6 +191,7 @@ plan:
 
 import re
 
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import inputs as host_inputs
@@ -219,7 +222,7 @@ ARGUMENT_SPEC = {
         'resolved': {'type': 'dict'},
     }},
     'variables': {'type': 'dict', 'default': {}},
-    'unread_extra_vars': {'type': 'str', 'choices': ['refuse', 'warn', 'ignore'], 'default': 'ignore'},
+    'unread_extra_vars': {'type': 'raw', 'default': 'ignore'},
     'unread': {'type': 'list', 'elements': 'str'},
 }
 
@@ -503,15 +506,7 @@ def check_pool_gpu_quota(compute, params, plan, zones, current_pool, problems):
     on a specific reservation (the reservation holds the quota), flex-start (queued), a pool whose size is not the
     collection's, a region that lists no limit for the metric."""
     family = plan.family
-    if params['provisioning'] == 'flex_start' or not family.gpu_quota_metric:
-        return
-    per_zone = plan.body['initialNodeCount']
-    if current_pool is not None:
-        if not plan.size_managed:
-            return
-        per_zone -= int(current_pool.get('initialNodeCount') or 0)
-    added = per_zone * len(zones) * family.gpu_count
-    if added <= 0:
+    if params['provisioning'] == 'flex_start' or not family.gpu_quota_metric or (current_pool is not None and not plan.size_managed):
         return
     metric = ('PREEMPTIBLE_' if params['provisioning'] == 'spot' else '') + family.gpu_quota_metric
     region = links.region_of(zones[0])
@@ -519,14 +514,19 @@ def check_pool_gpu_quota(compute, params, plan, zones, current_pool, problems):
     quota = next((item for item in resource.get('quotas') or [] if item.get('metric') == metric), None)
     if quota is None:
         return
+    now = 0
+    if current_pool is not None:   # its size as the node pool module reads it (GKE leaves initialNodeCount as created)
+        now = gke_node_pool.current_size(compute, current_pool)
+        now = int(current_pool.get('initialNodeCount') or 0) if now is None else now
+    gpus_per_node_count = len(zones) * family.gpu_count   # node_count is per zone
+    added = (plan.body['initialNodeCount'] - now) * gpus_per_node_count
     free = int(quota['limit'] - quota.get('usage', 0))
-    if added > free:
-        fits = max(free // (len(zones) * family.gpu_count), 0) + (int(current_pool.get('initialNodeCount') or 0) if current_pool else 0)
+    if added > max(free, 0):
         problems.add('node_pool', 'node_count: %d nodes per zone of %s in %s need %d more GPUs of quota %s in %s, and the project has %d '
                                   'of its limit of %d left there; request more quota (https://cloud.google.com/compute/resource-usage#gpu_quota), '
                                   'use a reservation, or give at most %d'
                      % (plan.body['initialNodeCount'], family.machine_type, ', '.join(zones), added, metric, region, max(free, 0),
-                        int(quota['limit']), fits))
+                        int(quota['limit']), max(free, 0) // gpus_per_node_count + now))
 
 
 def check_pool_reservation(compute, params, plan, zones, problems):
@@ -579,6 +579,19 @@ def read_stages(compute, stages, network_plan, instances, problems):
                      % (params['zone'], network_plan.region, network_plan.region))
 
 
+def unread_extra_vars_choice(value, problems):
+    """refuse, warn or ignore, from the option or from a boolean (true: refuse, false: warn); anything else is a
+    problem (``-e gpudirect_strict_vars=maybe`` would otherwise read as false), and refuse is what is done."""
+    if value in ('refuse', 'warn', 'ignore'):
+        return value
+    try:
+        return 'refuse' if boolean(value, strict=True) else 'warn'
+    except TypeError:
+        problems.add('connection', 'unread_extra_vars: %r is not true or false; give true (an extra var that nothing reads '
+                                   'is refused) or false (it is only warned about)' % (value,))
+        return 'refuse'
+
+
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
@@ -586,8 +599,9 @@ def main():
     project = module.params['project']
     if project and links.project_id_problem(project):
         problems.add('connection', links.project_id_problem(project))
+    unread_extra_vars = unread_extra_vars_choice(params['unread_extra_vars'], problems)
     for text in params['unread'] or []:
-        if params['unread_extra_vars'] == 'refuse':
+        if unread_extra_vars == 'refuse':
             problems.add('connection', text)
         else:
             module.warn(text)

@@ -47,6 +47,18 @@ def _defaults(role):
         return yaml.load(handle, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader)) or {}
 
 
+def variable_names(role):
+    """Every variable of ``role``, over all its entry points."""
+    return sorted({name for options in argument_specs(role).values() for name in options})
+
+
+def _closest(name, names, prefix, cutoff):
+    """The name of ``names`` closest to ``name``, compared without the ``prefix`` they share (which would make any two
+    look alike), or None."""
+    close = difflib.get_close_matches(name[len(prefix):], [known[len(prefix):] for known in names], n=1, cutoff=cutoff)
+    return prefix + close[0] if close else None
+
+
 def _shown(value, secret):
     if value is None:
         return 'null (unset)'
@@ -65,7 +77,7 @@ def resolve(entry, task_vars, template):
     spec = {}
     for point in entry.get('entry_points') or ['main']:
         spec.update(specs[point])
-    known = sorted({name for options in specs.values() for name in options})
+    known = variable_names(role)
     prefix = role + '_'
     playbook_vars, sources = entry.get('vars') or {}, entry.get('sources') or {}
     defaults = _defaults(role)
@@ -74,10 +86,9 @@ def resolve(entry, task_vars, template):
         if not name.startswith(prefix) or name[len(prefix):].startswith('_'):
             continue
         if name not in known:
-            # Compared without the prefix every name shares, which would make any two names look alike.
-            close = difflib.get_close_matches(name[len(prefix):], [option[len(prefix):] for option in known], n=1, cutoff=0.75)
+            close = _closest(name, known, prefix, 0.75)
             problems.append('%s: role %s has no such variable; %s' % (
-                name, role, 'did you mean %s%s?' % (prefix, close[0]) if close else 'its variables are %s' % ', '.join(known)))
+                name, role, 'did you mean %s?' % close if close else 'its variables are %s' % ', '.join(known)))
             continue
         if name not in spec:
             continue   # an entry point this playbook does not call
@@ -109,11 +120,11 @@ def unread_extra_vars(extra_vars, playbook_path, checked_roles):
         if role in checked_roles or name.startswith('__'):
             continue
         if role is not None:
-            known = {option for options in argument_specs(role).values() for option in options}
             found.append('%s: %s; %s runs no role %s, so nothing reads it: remove it' % (
-                name, 'a variable of role %s' % role if name in known else 'role %s has no such variable' % role, playbook, role))
+                name, 'a variable of role %s' % role if name in variable_names(role) else 'role %s has no such variable' % role,
+                playbook, role))
         elif name.startswith('gpudirect_') and name not in read:
-            close = difflib.get_close_matches(name[len('gpudirect_'):], [known[len('gpudirect_'):] for known in read], n=1, cutoff=0.6)
+            close = _closest(name, read, 'gpudirect_', 0.6)
             found.append('%s: %s reads no such variable; %s' % (
-                name, playbook, 'did you mean gpudirect_%s?' % close[0] if close else 'it reads %s' % ', '.join(read)))
+                name, playbook, 'did you mean %s?' % close if close else 'it reads %s' % ', '.join(read)))
     return found

@@ -6,6 +6,13 @@ import pathlib
 import subprocess
 import sys
 
+import yaml
+
+# A value of the wrong type for each type of a role's argument spec; an option with choices gets one outside them. A
+# str, path or raw option has no wrong type (any text converts): the plan tests check those the playbooks set through
+# their contradiction cases.
+WRONG_TYPE = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a list'}, 'dict': 'notadict'}
+
 
 def collections_path():
     """The directory that holds ansible_collections/aiinfra/gpudirect (the copy under test)."""
@@ -50,3 +57,12 @@ def ansible_playbook(sandbox, playbook, extra_vars, project='sandbox-project', a
                str(root / 'playbooks' / playbook), '-e', json.dumps(dict(extra_vars, gpudirect_project=project)), *args]
     return subprocess.run(command, env=dict(sandbox_environment(sandbox, project), **(env or {})), capture_output=True, text=True,
                           timeout=timeout, check=False)
+
+
+def wrong_values(role, entry_points=('main',)):
+    """{variable: a value its role's argument spec refuses} for every option of the role's entry points that has one."""
+    with open(collection_root() / 'roles' / role / 'meta' / 'argument_specs.yml', encoding='utf-8') as handle:
+        specs = yaml.safe_load(handle)['argument_specs']
+    return {name: 'not-one-of-the-choices' if option.get('choices') else WRONG_TYPE[option.get('type', 'str')]
+            for point in entry_points for name, option in specs[point]['options'].items()
+            if option.get('choices') or option.get('type', 'str') in WRONG_TYPE}

@@ -12,28 +12,15 @@ import re
 
 import yaml
 
-from playbook_runner import ansible_playbook, collection_root
+from playbook_runner import ansible_playbook, collection_root, wrong_values
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
 
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
-# A value of the wrong type for each type of a role's argument spec; an option with choices gets one outside them. A
-# str, path or raw option has no wrong type (any text converts); those the playbook sets are still checked, by the
-# contradiction cases.
-WRONG_TYPE = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a list'}, 'dict': 'notadict'}
 
 
-def wrong_values(role, entry_points):
-    """{variable: a value its role's argument spec refuses} for every option of the role's entry points that has one."""
-    with open(collection_root() / 'roles' / role / 'meta' / 'argument_specs.yml', encoding='utf-8') as handle:
-        specs = yaml.safe_load(handle)['argument_specs']
-    values = {}
-    for point in entry_points:
-        for name, option in specs[point]['options'].items():
-            if option.get('choices'):
-                values[name] = 'not-one-of-the-choices'
-            elif option.get('type', 'str') in WRONG_TYPE:
-                values[name] = WRONG_TYPE[option.get('type', 'str')]
+def every_variable_wrong(role, entry_points):
+    values = wrong_values(role, entry_points)
     assert len(values) >= 8, (role, values)
     return values
 
@@ -108,7 +95,7 @@ CASES = [
      ['gke_gpudirect_technolgy: role gke_gpudirect has no such variable; did you mean gke_gpudirect_technology?']),
     # Every role variable of each Kubernetes role at once, each with a value of the wrong type (see wrong_values).
     *(('every-%s-variable' % role, playbook, values, ['%s: ' % name for name in values])
-      for role, playbook, values in ((role, playbook, wrong_values(role, points)) for role, playbook, points in (
+      for role, playbook, values in ((role, playbook, every_variable_wrong(role, points)) for role, playbook, points in (
           ('gke_gpudirect', 'gke_a3mega.yml', ('plan', 'apply', 'wait')), ('gke_rdma', 'gke_a3ultra.yml', ('main',))))),
     # Extra vars with the collection's prefixes that nothing reads: a renamed playbook variable, another role's variable.
     ('extra-var-renamed+other-role', 'gke_a3mega.yml', {'gpudirect_prefix': 'zz', 'gke_rdma_namespace': 'team'},

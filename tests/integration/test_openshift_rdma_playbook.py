@@ -23,7 +23,7 @@ from sandbox.kube import KubeHub
 from sandbox.kube.controlplane import ACCESS_TOKEN
 from sandbox.kube.openshift import OpenShiftSimulation, PACKAGES, SRIOV_NETWORK_FINALIZER
 
-from playbook_runner import ansible_playbook_command, collection_root, collections_path
+from playbook_runner import ansible_playbook_command, collection_root, collections_path, wrong_values
 from waiting import wait_until
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
@@ -518,11 +518,7 @@ CLUSTER_REFUSALS = [
 def test_every_role_variable_of_a_wrong_type_is_refused_before_any_write(openshift):
     """Every openshift_rdma_* variable at once with a value of the wrong type (a choice outside the choices): the run stops
     before its first write, each variable named (the role's argument spec, checked as the role starts)."""
-    spec = yaml.safe_load((collection_root() / 'roles' / 'openshift_rdma' / 'meta' / 'argument_specs.yml').read_text(encoding='utf-8'))
-    wrong_type = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a list'}, 'dict': 'notadict'}
-    values = {name: 'not-one-of-the-choices' if option.get('choices') else wrong_type[option.get('type', 'str')]
-              for name, option in spec['argument_specs']['main']['options'].items()
-              if option.get('choices') or option.get('type', 'str') in wrong_type}
+    values = wrong_values('openshift_rdma')
     assert len(values) >= 15, values
     run = openshift.run(extra=values)
     assert run.returncode != 0, _out(run)

@@ -11,23 +11,16 @@ import re
 
 import yaml
 
-from playbook_runner import ansible_playbook, collection_root
+from playbook_runner import ansible_playbook, collection_root, wrong_values
 from sandbox import Sandbox
 
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
 SSH = {'gpudirect_ssh_source_ranges': ['203.0.113.0/24']}
 FLEX = {'gpudirect_provisioning_model': 'flex_start', 'gce_instances_termination_action': 'DELETE'}
 
-WRONG_TYPE = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a list'}, 'dict': 'notadict'}
 
-
-def wrong_values(role):
-    """{variable: a value its role's argument spec refuses} for every option of the role's main entry point that has one
-    (a str, path or raw option without choices takes any text)."""
-    with open(collection_root() / 'roles' / role / 'meta' / 'argument_specs.yml', encoding='utf-8') as handle:
-        options = yaml.safe_load(handle)['argument_specs']['main']['options']
-    values = {name: 'not-one-of-the-choices' if option.get('choices') else WRONG_TYPE[option.get('type', 'str')]
-              for name, option in options.items() if option.get('choices') or option.get('type', 'str') in WRONG_TYPE}
+def every_variable_wrong(role):
+    values = wrong_values(role)
     assert len(values) >= 3, (role, values)
     return values
 
@@ -131,9 +124,11 @@ CASES = [
      "nccl_test_plugin_version: 'v3.1.9' differs from null (unset), which the playbook gives role nccl_test (from cos_host_prep_plugin_version)"),
     ('extra-var-renamed', {'gpudirect_prefix': 'zz'},
      'gpudirect_prefix: gce_cluster.yml reads no such variable; did you mean gpudirect_network_prefix?'),
+    ('strict-vars-not-boolean', {'gpudirect_strict_vars': 'maybe'},
+     "gpudirect_strict_vars: 'maybe' is not true or false; give true"),
     # every variable of the four roles at once, each with a value of the wrong type (see wrong_values)
     *(('every-%s-variable' % role, values, ['%s: ' % name for name in values])
-      for role, values in ((role, wrong_values(role)) for role in ('gce_network', 'gce_instances', 'cos_host_prep', 'nccl_test'))),
+      for role, values in ((role, every_variable_wrong(role)) for role in ('gce_network', 'gce_instances', 'cos_host_prep', 'nccl_test'))),
 ]
 
 

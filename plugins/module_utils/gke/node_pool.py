@@ -337,6 +337,18 @@ def _comparable(field, value):
     return value
 
 
+def current_size(compute, pool):
+    """Nodes per zone now: the largest target size of the pool's managed instance groups (GKE resizes the groups and
+    leaves NodePool.initialNodeCount at the size at creation), or None when no group could be read."""
+    sizes = []
+    for url in pool.get('instanceGroupUrls') or []:
+        path = 'projects/' + url.split('/projects/', 1)[1]
+        group = compute.get(path, action='read instance group %s' % url.rsplit('/', 1)[-1])
+        if group is not None:
+            sizes.append(int(group.get('targetSize') or 0))
+    return max(sizes) if sizes else None
+
+
 def changes(plan, current, current_size=None):
     """(calls, immutable) between the plan and an existing pool.
 

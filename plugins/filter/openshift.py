@@ -66,6 +66,7 @@ class FilterModule:
             'openshift_stale_objects': _filter(render.stale_objects),
             'openshift_every_method_object': _filter(render.every_method_object),
             'openshift_rdma_workload': _filter(render.rdma_workload),
+            'openshift_holds': _filter(render.holds),
             'openshift_test_pods': _filter(render.test_pods),
             'openshift_resource': _filter(render.resource),
             'openshift_network_ip': _filter(render.network_ip),

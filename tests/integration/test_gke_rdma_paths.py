@@ -132,10 +132,10 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     since, checked = len(ultra.cluster.requests), []
     assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK, check=True, diff=True, output=checked) == [
         ['Apply the objects that differ (server-side apply)']] * 2
-    for section, names in zip(checked, (['ComputeClass rdma-class', 'ResourceClaimTemplate default/all-mrdma'],
-                                        ['GKENetworkParamSet rdma-7', 'Network gvnic-1', 'DaemonSet kube-system/nccl-rdma-installer'])):
-        diffs = section[section.index('TASK [aiinfra.gpudirect.gke_rdma : Apply the objects that differ (server-side apply)]'):]
-        assert all('--- before: %s\n+++ after: %s\n' % (name, name) in diffs for name in names) and '\n-{}\n' in diffs, diffs[:3000]
+    for section, names in zip(checked, (['ComputeClass/rdma-class', 'ResourceClaimTemplate/all-mrdma'],
+                                        ['GKENetworkParamSet/rdma-7', 'Network/gvnic-1', 'DaemonSet/nccl-rdma-installer'])):
+        diffs = section[section.index('TASK [aiinfra.gpudirect.gke_rdma : The diff of each object applied]'):]
+        assert all('"%s": {' % name in diffs for name in names) and '"before": {}' in diffs, diffs[:3000]
     writes = [(method, path) for method, path, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')]
     assert writes and all('dryRun=All' in path for _method, path in writes), writes
     assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None

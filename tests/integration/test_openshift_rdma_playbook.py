@@ -546,8 +546,8 @@ def test_cluster_dependent_refusals_end_to_end_before_any_write(openshift):
         assert not run.mutations, (what, run.mutations)
 
 
-def test_k8s_converge_absent_shows_each_deleted_object_in_the_diff_and_check_mode_deletes_nothing(openshift, tmp_path):
-    """aiinfra.gpudirect.k8s_converge state=absent (what the roles delete with) on the real API server, every object given:
+def test_k8s_delete_shows_each_deleted_object_in_the_diff_and_check_mode_deletes_nothing(openshift, tmp_path):
+    """aiinfra.gpudirect.k8s_delete (what the role removes other configurations' objects with) on the stand-in:
     --check --diff shows what would go and sends no DELETE; --diff deletes and shows the same; again: no change."""
     store = openshift.cluster.store
     store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'demo'}})
@@ -558,9 +558,8 @@ def test_k8s_converge_absent_shows_each_deleted_object_in_the_diff_and_check_mod
     play = [{'name': 'Delete the old release', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': [
         {'name': 'Read', 'ansible.builtin.set_fact': {'old': "{{ query('kubernetes.core.k8s', kind='ConfigMap', namespace='demo', "
                                                              "label_selector='release=old', kubeconfig=openshift_rdma_kubeconfig) }}"}},
-        {'name': 'Delete', 'aiinfra.gpudirect.k8s_converge': {'objects': '{{ old }}', 'kubeconfig': '{{ openshift_rdma_kubeconfig }}',
-                                                              'state': 'absent', 'field_manager': 'unused', 'delete_unmanaged': True,
-                                                              'wait': True}, 'register': 'deleted'},
+        {'name': 'Delete', 'aiinfra.gpudirect.k8s_delete': {'objects': '{{ old }}', 'kubeconfig': '{{ openshift_rdma_kubeconfig }}',
+                                                            'wait': True, 'wait_sleep': 1}, 'register': 'deleted'},
         {'name': 'Removed', 'ansible.builtin.debug': {'msg': 'REMOVED {{ deleted.removed | join(", ") }}'}}]}]
     (tmp_path / 'delete.yml').write_text(yaml.safe_dump(play), encoding='utf-8')
     shown = ['--- before: ConfigMap demo/old-a\n+++ after: ConfigMap demo/old-a (deleted)\n', '-        "origin": "release old-a"',

@@ -496,3 +496,16 @@ def network_ip(pod, network=None):
         if entry.get('interface') == 'net1' or (network and entry.get('name', '').endswith('/' + network)):
             return entry['ips'][0]
     raise RenderError('Pod %s has no net1 in its network-status' % pod['metadata']['name'])
+
+
+def holds(live, desired):
+    """True when every field of ``desired`` already has that value in ``live`` (defaults and fields of other
+    managers aside; quantities compared as text).  The role's ``changed`` comes from this, not from
+    kubernetes.core's before/after diff, which counts status and managedFields churn as a change."""
+    if isinstance(desired, dict):
+        return isinstance(live, dict) and all(key in live and holds(live[key], value) for key, value in desired.items())
+    if isinstance(desired, list):
+        return isinstance(live, list) and len(live) == len(desired) and all(holds(a, b) for a, b in zip(live, desired))
+    if isinstance(desired, (int, float)) and not isinstance(desired, bool) and isinstance(live, str):
+        return live == str(desired)
+    return live == desired

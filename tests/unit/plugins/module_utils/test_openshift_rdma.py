@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import olm
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render
@@ -396,10 +395,10 @@ def test_holds_ignores_defaults_and_compares_quantities_as_text():
         'limits': {'nvidia.com/gpu': '1', 'rdma/rdma_shared_device_eth': '1'},
         'requests': {'nvidia.com/gpu': '1', 'rdma/rdma_shared_device_eth': '1'}}})
     live['status'] = {'phase': 'Running'}
-    assert applied.holds(live, pod)
+    assert render.holds(live, pod)
     live['spec']['containers'][0]['image'] = 'other'
-    assert not applied.holds(live, pod)
-    assert not applied.holds({}, pod)
+    assert not render.holds(live, pod)
+    assert not render.holds({}, pod)
 
 
 def test_numbers_given_on_the_command_line_are_typed_as_the_argument_spec_says():

@@ -508,18 +508,20 @@ def check_pool_gpu_quota(compute, params, plan, zones, current_pool, problems):
     family = plan.family
     if params['provisioning'] == 'flex_start' or not family.gpu_quota_metric or (current_pool is not None and not plan.size_managed):
         return
-    metric = ('PREEMPTIBLE_' if params['provisioning'] == 'spot' else '') + family.gpu_quota_metric
-    region = links.region_of(zones[0])
-    resource = compute.get('regions/%s' % region, "get region '%s'" % region) or {}
-    quota = next((item for item in resource.get('quotas') or [] if item.get('metric') == metric), None)
-    if quota is None:
-        return
     now = 0
     if current_pool is not None:   # its size as the node pool module reads it (GKE leaves initialNodeCount as created)
         now = gke_node_pool.current_size(compute, current_pool)
         now = int(current_pool.get('initialNodeCount') or 0) if now is None else now
     gpus_per_node_count = len(zones) * family.gpu_count   # node_count is per zone
     added = (plan.body['initialNodeCount'] - now) * gpus_per_node_count
+    if added <= 0:   # same size or smaller: no quota needed, no read
+        return
+    metric = ('PREEMPTIBLE_' if params['provisioning'] == 'spot' else '') + family.gpu_quota_metric
+    region = links.region_of(zones[0])
+    resource = compute.get('regions/%s' % region, "get region '%s'" % region) or {}
+    quota = next((item for item in resource.get('quotas') or [] if item.get('metric') == metric), None)
+    if quota is None:
+        return
     free = int(quota['limit'] - quota.get('usage', 0))
     if added > max(free, 0):
         problems.add('node_pool', 'node_count: %d nodes per zone of %s in %s need %d more GPUs of quota %s in %s, and the project has %d '

@@ -32,5 +32,6 @@ class ActionModule(ModuleInWorkerAction):
             extra_vars = self._task.get_variable_manager().extra_vars
             playbook = (self._task.get_path() or '').rsplit(':', 1)[0]
             checked = {entry['role'] for entry in self._task.args.get('roles') or []}
-            self._task.args = dict(self._task.args, unread=role_variables.unread_extra_vars(extra_vars, playbook, checked))
+            unread = role_variables.unread_extra_vars(extra_vars, playbook, checked, self._task.args.get('undoes'))
+            self._task.args = dict(self._task.args, unread=unread)
         return super().run(tmp, task_vars)

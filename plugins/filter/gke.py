@@ -73,10 +73,6 @@ def k8s_to_apply(desired, live):
     return applied.to_apply(desired, live)
 
 
-def k8s_conflict(failure, applied_objects, live, force_option):
-    return applied.conflict(failure, applied_objects, live, force_option)
-
-
 def k8s_managed_by(objects, field_managers):
     return applied.managed_by(objects, field_managers)
 
@@ -91,5 +87,5 @@ class FilterModule:
     def filters(self):
         functions = (gke_gpudirect_objects, gke_rdma_objects, gke_rdma_compute_class, gke_rdma_network_objects, gke_nccl_test,
                      gke_gpu_node_selector, gke_gpudirect_workload, gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod,
-                     k8s_to_apply, k8s_managed_by, k8s_conflict)
+                     k8s_to_apply, k8s_managed_by)
         return {f.__name__: _filter(f) for f in functions}

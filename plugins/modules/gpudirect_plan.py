@@ -107,6 +107,11 @@ options:
         C(connection.unread_extra_vars).
     type: raw
     default: ignore
+  undoes:
+    description:
+      - For a teardown, the playbook beside it whose run it undoes (C(gke_cluster.yml)). A teardown takes the same extra vars
+        as that run, so with O(unread_extra_vars) the variables that playbook and the roles it names read are not reported.
+    type: str
   unread:
     description:
       - Set by the module's action from the run's extra vars (with O(unread_extra_vars) other than C(ignore)); not given
@@ -224,6 +229,7 @@ ARGUMENT_SPEC = {
     'variables': {'type': 'dict', 'default': {}},
     'unread_extra_vars': {'type': 'raw', 'default': 'ignore'},
     'unread': {'type': 'list', 'elements': 'str'},
+    'undoes': {'type': 'str'},
 }
 
 # Each stage: the module (or role) whose options it takes, its argument spec and the spec's rules.

@@ -106,18 +106,27 @@ def resolve(entry, task_vars, template):
     return dict(entry, vars=shown_vars, resolved={'argument_spec': spec, 'given': given, 'problems': problems})
 
 
-def unread_extra_vars(extra_vars, playbook_path, checked_roles):
+def unread_extra_vars(extra_vars, playbook_path, checked_roles, undoes=None):
     """Texts naming each extra variable with one of the collection's prefixes (``gpudirect_``, a role's name) that
     neither the playbook (the variables its file names) nor a role it runs reads: a renamed or misspelt one would
-    otherwise run with the default. The variables of ``checked_roles`` are resolve()'s to judge."""
-    with open(playbook_path, encoding='utf-8') as handle:
-        read = sorted(set(PLAYBOOK_VARIABLE.findall(handle.read())))
+    otherwise run with the default. The variables of ``checked_roles`` are resolve()'s to judge. ``undoes``: for a
+    teardown, the playbook beside it whose run it undoes; it takes the same extra vars, so that playbook's variables
+    and those of the roles it names are read too."""
     roles = sorted((name for name in os.listdir(ROLES_DIR) if os.path.isdir(os.path.join(ROLES_DIR, name, 'meta'))), key=len, reverse=True)
+    with open(playbook_path, encoding='utf-8') as handle:
+        text = handle.read()
+    accepted = set(checked_roles)
+    if undoes:
+        with open(os.path.join(os.path.dirname(playbook_path), undoes), encoding='utf-8') as handle:
+            undone = handle.read()
+        text += undone
+        accepted |= {role for role in roles if re.search(r'(\baiinfra\.gpudirect\.|\brole: )%s\b' % role, undone)}
+    read = sorted(set(PLAYBOOK_VARIABLE.findall(text)))
     playbook = os.path.basename(playbook_path)
     found = []
     for name in sorted(extra_vars):
         role = next((role for role in roles if name.startswith(role + '_')), None)
-        if role in checked_roles or name.startswith('__'):
+        if role in accepted or name.startswith('__'):
             continue
         if role is not None:
             found.append('%s: %s; %s runs no role %s, so nothing reads it: remove it' % (

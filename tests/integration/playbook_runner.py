@@ -51,12 +51,14 @@ def sandbox_environment(sandbox, project):
 
 def ansible_playbook(sandbox, playbook, extra_vars, project='sandbox-project', args=(), timeout=600, env=None):
     """Run playbooks/PLAYBOOK with extra vars (as JSON) and gpudirect_project=PROJECT, the environment's GCP_PROJECT
-    too unless ``env`` says otherwise; return the CompletedProcess."""
+    too unless ``env`` says otherwise; return the CompletedProcess. ``project`` None: no gpudirect_project (a playbook
+    that talks to no project, such as nccl_test.yml, refuses it as a variable it does not read)."""
     root = collection_root()
+    given = dict(extra_vars, gpudirect_project=project) if project else dict(extra_vars)
     command = [*ansible_playbook_command(kubernetes=playbook.startswith(('gke_', 'openshift_'))), '-i', str(root / 'inventories' / 'sandbox'),
-               str(root / 'playbooks' / playbook), '-e', json.dumps(dict(extra_vars, gpudirect_project=project)), *args]
-    return subprocess.run(command, env=dict(sandbox_environment(sandbox, project), **(env or {})), capture_output=True, text=True,
-                          timeout=timeout, check=False)
+               str(root / 'playbooks' / playbook), '-e', json.dumps(given), *args]
+    return subprocess.run(command, env=dict(sandbox_environment(sandbox, project or 'sandbox-project'), **(env or {})), capture_output=True,
+                          text=True, timeout=timeout, check=False)
 
 
 def wrong_values(role, entry_points=('main',)):

@@ -186,15 +186,15 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
     store = live.kube().store
     cleaned = False
     try:
-        # 1. Check mode: changed, nothing stored; --diff shows each object that would be created (kubernetes.core nests
-        #    the diffs of several objects in its result, the role prints them).
+        # 1. Check mode: changed, nothing stored; --diff shows each object that would be created, one diff per object
+        #    (k8s_converge's, the API server's dry-run answer after).
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(), check=True, diff=True)
         ok(run)
         assert counts['changed'] > 0 and counts['failed'] == 0
-        diffs = task_output(run, 'The diff of each object applied')
-        for name in ('DaemonSet/nccl-tcpxo-installer', 'DaemonSet/device-injector', 'Network/vpc8', 'GKENetworkParamSet/vpc1'):
-            assert '"%s": {' % name in diffs, diffs[:3000]
-        assert '"after"' in diffs and 'gpud-net-8' in diffs, diffs[:3000]
+        diffs = task_output(run, 'Apply the objects that differ (server-side apply)')
+        for name in ('DaemonSet kube-system/nccl-tcpxo-installer', 'DaemonSet kube-system/device-injector', 'Network vpc8', 'GKENetworkParamSet vpc1'):
+            assert '--- before: %s\n+++ after: %s\n' % (name, name) in diffs, diffs[:3000]
+        assert 'gpud-net-8' in diffs, diffs[:3000]
         assert store.get('networks.networking.gke.io', 'vpc1') is None
         assert store.get('daemonsets.apps', 'nccl-tcpxo-installer', 'kube-system') is None
 
@@ -221,10 +221,10 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         store.create(leftover_test_pod('nccl-test-host-1', 'nccl-host-1'), field_manager='aiinfra.gpudirect.gke_nccl_test')
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
-        applied = task_output(run, 'Apply the objects that differ, and say whose fields are in conflict')   # nothing differs: no write at all
+        applied = task_output(run, 'Apply the objects that differ (server-side apply)')   # nothing differs: no write at all
         assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
         replaced = task_output(run, 'Replace the test Pods left from an earlier run (nccl-test-host-1)')
-        assert 'changed: [localhost] => (item=nccl-test-host-1)' in replaced, run.stdout[-4000:]
+        assert 'changed: [localhost]' in replaced, run.stdout[-4000:]   # the task's name names the Pod: nccl-test-host-1
         assert re.search(r'NCCL test failed: .*0\.01 GB/s < 30\.00 GB/s', run.stdout), run.stdout[-3000:]
         assert store.get('pods', 'nccl-test-host-1', 'default') is None
 
@@ -394,8 +394,9 @@ def test_gke_rdma_all_mrdma_and_the_seed_test(live, tmp_path):
         # synthetic table has neither.
         run, counts = live.play('rdma', 'gke_rdma', dict(variables, gke_rdma_report_dir=str(tmp_path / 'fail')))
         assert run.returncode != 0 and counts['failed'] == 1
-        applied = task_output(run, 'Apply the objects that differ, and say whose fields are in conflict', role='gke_rdma')   # nothing differs: no write
-        assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
+        applied = task_output(run, 'Apply the objects that differ (server-side apply)', role='gke_rdma')   # nothing differs: no write
+        assert 'ok: [localhost]' in applied and 'changed:' not in applied, applied
+        assert '"msg": "applied: none (every object is as rendered)"' in run.stdout, run.stdout[-3000:]
         assert re.search(r'NCCL test failed: .*0\.01 GB/s < 100\.00 GB/s', run.stdout), run.stdout[-3000:]
         # Another machine type than the pool's: no node matches; then cleanup, in the same ansible-playbook run.
         mismatch, cleanup = live.cases('rdma', 'gke_rdma', [dict(variables, gke_rdma_machine_type='a4-highgpu-8g', gke_rdma_nccl_test=False),

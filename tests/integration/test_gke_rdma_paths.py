@@ -96,9 +96,9 @@ def ultra(tmp_path_factory):
         sandbox.stop()
 
 
-def play(ultra, *plays, check=False, diff=False, output=None):
+def play(ultra, *plays, check=False, diff=False, output=None, fails=False):
     """One ansible-playbook run, a play per role variables dict (``check``, ``diff``: with --check, --diff); -> per play,
-    the changed task names (and ``output``, a list, gets each play's output)."""
+    the changed task names (and ``output``, a list, gets each play's output). ``fails``: the run must fail."""
     playbook = ultra.tmp / 'play.yml'
     playbook.write_text(json.dumps([{
         'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
@@ -111,7 +111,7 @@ def play(ultra, *plays, check=False, diff=False, output=None):
     command = [*ansible_playbook_command(kubernetes=True), str(playbook)] + (['--check'] if check else []) \
         + (['--diff'] if diff else [])
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400, check=False)
-    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+    assert (run.returncode != 0) == fails, run.stdout[-6000:] + run.stderr[-2000:]
     changed = []
     for section in run.stdout.split('\nPLAY [')[1:]:
         if output is not None:
@@ -132,10 +132,10 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     since, checked = len(ultra.cluster.requests), []
     assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK, check=True, diff=True, output=checked) == [
         ['Apply the objects that differ (server-side apply)']] * 2
-    for section, names in zip(checked, (['ComputeClass/rdma-class', 'ResourceClaimTemplate/all-mrdma'],
-                                        ['GKENetworkParamSet/rdma-7', 'Network/gvnic-1', 'DaemonSet/nccl-rdma-installer'])):
-        diffs = section[section.index('TASK [aiinfra.gpudirect.gke_rdma : The diff of each object applied]'):]
-        assert all('"%s": {' % name in diffs for name in names) and '"before": {}' in diffs, diffs[:3000]
+    for section, names in zip(checked, (['ComputeClass rdma-class', 'ResourceClaimTemplate default/all-mrdma'],
+                                        ['GKENetworkParamSet rdma-7', 'Network gvnic-1', 'DaemonSet kube-system/nccl-rdma-installer'])):
+        diffs = section[section.index('TASK [aiinfra.gpudirect.gke_rdma : Apply the objects that differ (server-side apply)]'):]
+        assert all('--- before: %s\n+++ after: %s\n' % (name, name) in diffs for name in names) and '\n-{}\n' in diffs, diffs[:3000]
     writes = [(method, path) for method, path, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')]
     assert writes and all('dryRun=All' in path for _method, path in writes), writes
     assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None
@@ -162,11 +162,39 @@ def test_compute_class_and_manual_networks_apply_rerun_delete(ultra):
     assert play(ultra, COMPUTE_CLASS, MULTI_NETWORK) == [[], []], 'a rerun changes nothing (without the NCCL test, which always runs)'
     assert [method for method, *_rest in ultra.cluster.requests[since:] if method in ('POST', 'PUT', 'PATCH', 'DELETE')] == []
 
+    field_taken_by_someone_else_is_named_and_taken_back_when_asked(ultra)
+
     play(ultra, dict(COMPUTE_CLASS, gke_rdma_state='absent'), dict(MULTI_NETWORK, gke_rdma_state='absent'))
     assert stored(ultra, 'computeclasses.cloud.google.com', 'rdma-class') is None
     assert ultra.cluster.store.list('gkenetworkparamsets.networking.gke.io') == []
     assert [n['metadata']['name'] for n in ultra.cluster.store.list('networks.networking.gke.io')] == ['default']
     assert stored(ultra, 'daemonsets.apps', 'nccl-rdma-installer', 'kube-system') is None
+
+
+def field_taken_by_someone_else_is_named_and_taken_back_when_asked(ultra):
+    """Someone else takes the installer's image (a forced server-side apply of another field manager, as kubectl set image
+    does): the rerun names the object, the field and its manager with the way out; gke_rdma_force_conflicts: true takes
+    the field back."""
+    installer = stored(ultra, 'daemonsets.apps', 'nccl-rdma-installer', 'kube-system')
+    image = installer['spec']['template']['spec']['initContainers'][0]['image']
+    theirs = {'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': {'name': 'nccl-rdma-installer', 'namespace': 'kube-system'},
+              'spec': {'selector': installer['spec']['selector'], 'template': {
+                  'metadata': {'labels': installer['spec']['template']['metadata']['labels']},
+                  'spec': {'initContainers': [{'name': 'nccl-rdma-installer', 'image': 'example/other:1'}],
+                           'containers': [dict(installer['spec']['template']['spec']['containers'][0])]}}}}
+    env = dict(os.environ, KUBECONFIG=str(ultra.tmp / 'kubeconfig'))
+    taken = subprocess.run([KUBECTL, 'apply', '--server-side', '--force-conflicts', '--field-manager=someone-else', '-f', '-'],
+                           input=json.dumps(theirs), env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert taken.returncode == 0, taken.stderr
+    output = []
+    play(ultra, MULTI_NETWORK, fails=True, output=output)
+    assert ('DaemonSet kube-system/nccl-rdma-installer was not applied: ' in output[0]
+            and 'owned by \\"someone-else\\"' in output[0] and 'gke_rdma_force_conflicts: true' in output[0]), output[0][-4000:]
+    assert stored(ultra, 'daemonsets.apps', 'nccl-rdma-installer', 'kube-system')['spec']['template']['spec']['initContainers'][0][
+        'image'] == 'example/other:1'
+    assert play(ultra, dict(MULTI_NETWORK, gke_rdma_force_conflicts=True)) == [['Apply the objects that differ (server-side apply)']]
+    assert stored(ultra, 'daemonsets.apps', 'nccl-rdma-installer', 'kube-system')['spec']['template']['spec']['initContainers'][0][
+        'image'] == image
 
 
 def nccl_tests_of_both_paths(ultra, reports):

@@ -300,10 +300,38 @@ PLAYBOOK = """
         command: sh -c 'exit 3'
       register: failed
       failed_when: false
+    - name: The same through the collection's pod_exec (in the worker)
+      aiinfra.gpudirect.pod_exec:
+        pod: "{{{{ pods.resources[0].metadata.name }}}}"
+        container: main
+        command: [sh, -c, 'echo hello from $HOSTNAME']
+      register: ours_succeeded
+    - name: A command that fails, through pod_exec (it fails, named with its exit code and stderr)
+      aiinfra.gpudirect.pod_exec:
+        pod: "{{{{ pods.resources[0].metadata.name }}}}"
+        container: main
+        command: sh -c 'echo the disk is full >&2; exit 3'
+      register: ours_failed
+      ignore_errors: true
+    - name: A command that does not exist in the image, through pod_exec
+      aiinfra.gpudirect.pod_exec:
+        pod: "{{{{ pods.resources[0].metadata.name }}}}"
+        container: main
+        command: /opt/not-in-the-image/run.sh
+      register: ours_missing
+      ignore_errors: true
+    - name: A container the Pod does not have, through pod_exec
+      aiinfra.gpudirect.pod_exec:
+        pod: "{{{{ pods.resources[0].metadata.name }}}}"
+        container: nccl-test
+        command: 'true'
+      register: ours_no_container
+      ignore_errors: true
     - name: Results for the test
       ansible.builtin.copy:
         dest: {results}
-        content: "{{{{ {{'daemonset': daemonset, 'succeeded': succeeded, 'failed': failed}} | to_json }}}}"
+        content: "{{{{ {{'daemonset': daemonset, 'succeeded': succeeded, 'failed': failed, 'ours_succeeded': ours_succeeded,
+                      'ours_failed': ours_failed, 'ours_missing': ours_missing, 'ours_no_container': ours_no_container}} | to_json }}}}"
         mode: "0600"
     - name: Clean up
       kubernetes.core.k8s:
@@ -340,6 +368,16 @@ def test_kubernetes_core_waits_for_a_daemonset_and_k8s_exec_reports_rc(live, tmp
     assert status['desiredNumberScheduled'] == 2 and status['numberReady'] == 2 and status['updatedNumberScheduled'] == 2
     assert outcome['succeeded']['rc'] == 0 and outcome['succeeded']['stdout'].startswith('hello from probe-')
     assert outcome['failed']['rc'] == 3 and outcome['failed']['return_code'] == 3
+    # aiinfra.gpudirect.pod_exec: the same outcomes, and a failure says why in the command's own terms.
+    ours = {key: outcome['ours_' + key] for key in ('succeeded', 'failed', 'missing', 'no_container')}
+    assert ours['succeeded']['rc'] == 0 and ours['succeeded']['stdout'].startswith('hello from probe-'), ours['succeeded']
+    assert ours['failed']['failed'] and ours['failed']['rc'] == 3, ours['failed']
+    assert ours['failed']['msg'].startswith("sh -c 'echo the disk is full >&2; exit 3' in default/probe-") \
+        and ours['failed']['msg'].endswith(' container main exited with 3: the disk is full'), ours['failed']['msg']
+    assert ours['missing']['failed'] and '/opt/not-in-the-image/run.sh' in ours['missing']['msg'], ours['missing']
+    assert 'invalid literal' not in ours['missing']['msg'] and 'Unknown error' not in ours['missing']['msg'], ours['missing']
+    assert ours['no_container']['failed'] and 'was not run: 400' in ours['no_container']['msg'] \
+        and 'nccl-test' in ours['no_container']['msg'], ours['no_container']
 
 
 WORKLOADS = """

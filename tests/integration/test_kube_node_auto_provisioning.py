@@ -92,6 +92,10 @@ def test_the_first_priority_the_sandbox_can_provision_becomes_a_node_pool(standa
     # Both Pods bound (the pool may first be made for the Pod judged first, then grow for the other).
     assert wait_until(lambda: all(standard.cluster.store.get('pods', p, 'default')['spec'].get('nodeName') for p in ('first', 'second')),
                       'both Pods bound', timeout=60)
+    # GKE's Pod admission gave each the toleration of the class's node taint (the nodes carry that taint).
+    for name in ('first', 'second'):
+        assert {'key': 'cloud.google.com/compute-class', 'operator': 'Equal', 'value': 'rdma', 'effect': 'NoSchedule'} \
+            in standard.cluster.store.get('pods', name, 'default')['spec']['tolerations']
     created = {k: v for k, v in pools(standard).items() if k not in before}
     assert len(created) == 1, created
     (name, pool), = created.items()

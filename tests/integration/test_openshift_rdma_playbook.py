@@ -492,7 +492,7 @@ CLUSTER_REFUSALS = [
     ('NIC selector matching no node (NFD labels)', None, None,
      {'openshift_rdma_node_selector': {'feature.node.kubernetes.io/pci-15b3.present': 'true', 'topology.kubernetes.io/zone': 'rack-9'}},
      'openshift_rdma_node_selector {"feature.node.kubernetes.io/pci-15b3.present": "true", "topology.kubernetes.io/zone": '
-     '"rack-9"} matches no node (NFD labels read from 2 nodes): check the NIC is installed and NFD runs, or change the selector'),
+     '"rack-9"} matches none of the 2 nodes: check the NIC is installed and NFD labels it, or change the selector'),
     ('numVfs above the NIC\'s limit', None, None,
      {'openshift_rdma_method': 'sriov_legacy', 'openshift_rdma_link': 'roce', 'openshift_rdma_num_vfs': 32},
      'openshift_rdma_num_vfs=32 exceeds the 16 VFs that ens8f0np0 supports (SriovNetworkNodeState interfaces[].totalvfs): use at most 16'),
@@ -546,8 +546,27 @@ def test_cluster_dependent_refusals_end_to_end_before_any_write(openshift):
         assert not run.mutations, (what, run.mutations)
 
 
-def test_k8s_delete_shows_each_deleted_object_in_the_diff_and_check_mode_deletes_nothing(openshift, tmp_path):
-    """aiinfra.gpudirect.k8s_delete (what the role removes other configurations' objects with) on the stand-in:
+def test_a_node_selector_matching_no_node_is_refused_before_nfd_runs_and_again_once_it_has_labelled_the_nodes(openshift):
+    """On a fresh cluster NFD's labels do not exist yet: a label of the selector that is not NFD's and that no node carries
+    is refused before any write (it waited 30 minutes after 20 writes). An NFD label no node gets is refused once NFD has
+    labelled the nodes, before the first object the selector steers (SriovOperatorConfig, the policies, the networks)."""
+    run = openshift.run(extra={'openshift_rdma_node_selector': {'feature.node.kubernetes.io/pci-15b3.present': 'true', 'rack': 'r9'}})
+    assert run.returncode != 0, _out(run)
+    assert ('openshift_rdma_node_selector {\\"rack\\": \\"r9\\"} matches none of the 2 nodes (NFD has not labelled them yet'
+            in run.stdout), _out(run)
+    assert 'Operators through OLM' not in run.stdout and not run.mutations, (_out(run), run.mutations)
+
+    absent = {'feature.node.kubernetes.io/pci-1d0f.present': 'true'}   # a NIC vendor no node of the stand-in has
+    run = openshift.run(extra={'openshift_rdma_node_selector': absent})
+    assert run.returncode != 0, _out(run)
+    assert ('openshift_rdma_node_selector {\\"feature.node.kubernetes.io/pci-1d0f.present\\": \\"true\\"} matches none of the 2 '
+            'nodes: check the NIC is installed and NFD labels it' in run.stdout), _out(run)
+    assert 'TASK [aiinfra.gpudirect.openshift_rdma : The node selector matches a node now that NFD has labelled them]' in run.stdout
+    assert 'TASK [aiinfra.gpudirect.openshift_rdma : SriovOperatorConfig]' not in run.stdout, _out(run)
+
+
+def test_k8s_converge_absent_shows_each_deleted_object_in_the_diff_and_check_mode_deletes_nothing(openshift, tmp_path):
+    """aiinfra.gpudirect.k8s_converge state=absent (what the roles delete with) on the real API server, every object given:
     --check --diff shows what would go and sends no DELETE; --diff deletes and shows the same; again: no change."""
     store = openshift.cluster.store
     store.create({'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'demo'}})
@@ -558,8 +577,9 @@ def test_k8s_delete_shows_each_deleted_object_in_the_diff_and_check_mode_deletes
     play = [{'name': 'Delete the old release', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': [
         {'name': 'Read', 'ansible.builtin.set_fact': {'old': "{{ query('kubernetes.core.k8s', kind='ConfigMap', namespace='demo', "
                                                              "label_selector='release=old', kubeconfig=openshift_rdma_kubeconfig) }}"}},
-        {'name': 'Delete', 'aiinfra.gpudirect.k8s_delete': {'objects': '{{ old }}', 'kubeconfig': '{{ openshift_rdma_kubeconfig }}',
-                                                            'wait': True, 'wait_sleep': 1}, 'register': 'deleted'},
+        {'name': 'Delete', 'aiinfra.gpudirect.k8s_converge': {'objects': '{{ old }}', 'kubeconfig': '{{ openshift_rdma_kubeconfig }}',
+                                                              'state': 'absent', 'field_manager': 'unused', 'delete_unmanaged': True,
+                                                              'wait': True}, 'register': 'deleted'},
         {'name': 'Removed', 'ansible.builtin.debug': {'msg': 'REMOVED {{ deleted.removed | join(", ") }}'}}]}]
     (tmp_path / 'delete.yml').write_text(yaml.safe_dump(play), encoding='utf-8')
     shown = ['--- before: ConfigMap demo/old-a\n+++ after: ConfigMap demo/old-a (deleted)\n', '-        "origin": "release old-a"',

@@ -216,3 +216,50 @@ def test_an_unread_extra_var_is_only_warned_about_with_gpudirect_strict_vars_fal
         sandbox.stop()
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert 'gpudirect_prefix: gce_cluster.yml reads no such variable; did you mean gpudirect_network_prefix?' in run.stdout + run.stderr
+
+
+# The playbooks that only delete or only test: a misspelt or renamed variable, or a role variable of the wrong type,
+# refused by their plan step before any request that writes (a teardown that ran with a misspelt prefix would delete
+# the default prefix's resources).
+TEARDOWN_CASES = [
+    ('teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g', 'gpudirect_prefix': 'zz'},
+     ['gpudirect_prefix: teardown.yml reads no such variable; did you mean gpudirect_network_prefix?']),
+    ('teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g', 'gce_instances_count': 5},
+     ['gce_instances_count']),
+    ('teardown.yml', dict({'gpudirect_machine_type': 'a3-highgpu-8g'}, **wrong_values('gce_network')),
+     ['%s: ' % name for name in wrong_values('gce_network') if name not in ('gce_network_state',)]),
+    ('gke_teardown.yml', {'gpudirect_machine_type': 'a3-megagpu-8g', 'gpudirect_nodepool': 'a3mega-gpu'},
+     ['gpudirect_nodepool: gke_teardown.yml reads no such variable; did you mean gpudirect_node_pool?']),
+    ('gke_teardown.yml', {'gpudirect_machine_type': 'a3-ultragpu-8g', 'gke_rdma_namespce': 'rdma'},
+     ['gke_rdma_namespce: role gke_rdma has no such variable; did you mean gke_rdma_namespace?']),
+    ('gke_teardown.yml', {'gpudirect_machine_type': 'a3-ultragpu-8g', 'gke_rdma_wait_retries': 'abc'},
+     ['gke_rdma_wait_retries']),
+    ('nccl_test.yml', {'nccl_test_family': 'a3mega'}, ['nccl_test_family: role nccl_test has no such variable']),
+    ('nccl_test.yml', {'nccl_test_ngpus': 'eight'}, ['nccl_test_ngpus']),
+]
+
+
+def test_the_teardowns_and_the_nccl_playbook_check_their_variables_before_any_write():
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    try:
+        runs = [(playbook, extra, expected, ansible_playbook(sandbox, playbook, extra, timeout=300,
+                                                             project=None if playbook == 'nccl_test.yml' else 'teardown-case-%02d' % index))
+                for index, (playbook, extra, expected) in enumerate(TEARDOWN_CASES)]
+        log = sandbox.request_log()
+    finally:
+        sandbox.stop()
+    failures = []
+    for index, (playbook, extra, expected, run) in enumerate(runs):
+        refusal = re.search(r'fatal: \[localhost\]: FAILED! => (\{.*\})', run.stdout)
+        last_task = run.stdout.split('fatal:')[0].rsplit('TASK [', 1)[-1]
+        if run.returncode == 0 or not refusal:
+            failures.append('%s %s: not refused (rc %s): %s' % (playbook, extra, run.returncode, run.stdout[-800:]))
+            continue
+        if not last_task.startswith('Check the inputs before'):
+            failures.append('%s %s: refused by a later task: %s' % (playbook, extra, last_task[:120]))
+        failures += ['%s %s: message %s lacks %r' % (playbook, extra, refusal.group(1)[:600], text) for text in expected
+                     if text not in refusal.group(1)]
+        written = [entry for entry in log if entry['method'] in MUTATING and '/projects/teardown-case-%02d/' % index in entry['path']]
+        if written:
+            failures.append('%s %s: %d mutating requests' % (playbook, extra, len(written)))
+    assert failures == [], '\n'.join(failures)

@@ -94,6 +94,8 @@ NODE_LABELS = MappingProxyType({
     'nvidia_gpu': 'feature.node.kubernetes.io/pci-10de.present',
     'mofed_wait': 'network.nvidia.com/operator.mofed.wait',
     'worker': 'node-role.kubernetes.io/worker'})
+# Every label NFD writes has this prefix (its feature.node.kubernetes.io namespace); none exists before NFD runs.
+NFD_LABEL_PREFIX = 'feature.node.kubernetes.io/'
 
 # §3 SriovOperatorConfig.
 SRIOV_OPERATOR_CONFIG = MappingProxyType({'name': 'default', 'enableInjector': True, 'enableOperatorWebhook': True,

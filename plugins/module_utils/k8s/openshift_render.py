@@ -144,13 +144,25 @@ def _nic_problems(options, cluster, problems):
                             'a VF range (ens8f0np0#0-7)' % name)
     if options.get('interface') is not None and not _PF_NAME.match(str(options['interface'])):
         problems.append('openshift_rdma_interface=%r is not a netdev name' % options['interface'])
-    nodes = cluster.get('nodes')
-    if nodes is not None:
-        selector = node_selector(options)
-        matched = [node for node in nodes if all((node['metadata'].get('labels') or {}).get(k) == v for k, v in selector.items())]
-        if not matched:
-            problems.append('openshift_rdma_node_selector %s matches no node (NFD labels read from %d nodes): check the '
-                            'NIC is installed and NFD runs, or change the selector' % (json.dumps(selector, sort_keys=True), len(nodes)))
+    if cluster.get('nodes') is not None:
+        problems.extend(selector_problems(options, cluster['nodes']))
+
+
+def selector_problems(options, nodes):
+    """The node selector against the nodes read: [] when some node carries every label it asks for. NFD's labels
+    (feature.node.kubernetes.io/...) exist only once NFD has run; on nodes that carry none yet, only the selector's
+    other labels are judged (the role judges the whole selector again once NFD has labelled the nodes)."""
+    selector = node_selector(options)
+    labelled = any(key.startswith(catalog.NFD_LABEL_PREFIX) for node in nodes for key in (node['metadata'].get('labels') or {}))
+    judged = {key: value for key, value in selector.items() if labelled or not key.startswith(catalog.NFD_LABEL_PREFIX)}
+    if not judged or any(all((node['metadata'].get('labels') or {}).get(key) == str(value) for key, value in judged.items())
+                         for node in nodes):
+        return []
+    if judged == selector:
+        return ['openshift_rdma_node_selector %s matches none of the %d nodes: check the NIC is installed and NFD labels it, or '
+                'change the selector' % (json.dumps(selector, sort_keys=True), len(nodes))]
+    return ['openshift_rdma_node_selector %s matches none of the %d nodes (NFD has not labelled them yet, so its labels are '
+            'judged later; these are not): label the RDMA nodes or change the selector' % (json.dumps(judged, sort_keys=True), len(nodes))]
 
 
 def _sriov_problems(options, cluster, problems):
@@ -496,16 +508,3 @@ def network_ip(pod, network=None):
         if entry.get('interface') == 'net1' or (network and entry.get('name', '').endswith('/' + network)):
             return entry['ips'][0]
     raise RenderError('Pod %s has no net1 in its network-status' % pod['metadata']['name'])
-
-
-def holds(live, desired):
-    """True when every field of ``desired`` already has that value in ``live`` (defaults and fields of other
-    managers aside; quantities compared as text).  The role's ``changed`` comes from this, not from
-    kubernetes.core's before/after diff, which counts status and managedFields churn as a change."""
-    if isinstance(desired, dict):
-        return isinstance(live, dict) and all(key in live and holds(live[key], value) for key, value in desired.items())
-    if isinstance(desired, list):
-        return isinstance(live, list) and len(live) == len(desired) and all(holds(a, b) for a, b in zip(live, desired))
-    if isinstance(desired, (int, float)) and not isinstance(desired, bool) and isinstance(live, str):
-        return live == str(desired)
-    return live == desired

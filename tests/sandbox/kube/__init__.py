@@ -14,9 +14,9 @@ what runs beside it on GKE and OpenShift.
     hub.get(key); hub.stop_cluster(key); hub.stop_all()
 
 Modules: controlplane.py (the processes), cluster.py (KubeCluster, KubeHub), apistore.py (the simulations' REST
-access), exec.py and podexec.py (what `kubectl exec` runs), admission.py (GKE's Pod admission webhook),
-controllers.py and gke.py (GKE: Nodes from node pools, GKE's installs and network controllers, DRANET's
-ResourceSlices, node auto-provisioning), autoprovisioning.py (ComputeClass rules), openshift*.py (OLM and the
+access), exec.py and podexec.py (what `kubectl exec` runs), controllers.py and gke.py (GKE: Nodes from node
+pools, GKE's installs and network controllers, DRANET's ResourceSlices, ComputeClass tolerations, node
+auto-provisioning), autoprovisioning.py (ComputeClass rules), openshift*.py (OLM and the
 operators of seed 004); crds/ and manifests/ (vendored, with SOURCES.md); pod-tools/ (the stand-in tools).
 """
 

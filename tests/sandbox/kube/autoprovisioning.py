@@ -36,6 +36,18 @@ def selected_class(pod):
     return ((pod.get('spec') or {}).get('nodeSelector') or {}).get(COMPUTE_CLASS_LABEL)
 
 
+def class_toleration(pod):
+    """The toleration of its ComputeClass's taint that a Pod selecting a class lacks, or None.  SIMULATION (GKE's Pod
+    admission; "About custom ComputeClasses", https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes,
+    "Node taints"): nodes GKE creates for a class carry ``cloud.google.com/compute-class=NAME:NoSchedule`` and a Pod that
+    selects the class gets the matching toleration, so only such Pods land there."""
+    name = selected_class(pod)
+    if not name:
+        return None
+    toleration = {'key': COMPUTE_CLASS_LABEL, 'operator': 'Equal', 'value': name, 'effect': 'NoSchedule'}
+    return None if toleration in (pod['spec'].get('tolerations') or []) else toleration
+
+
 def auto_creation_allowed(compute_class, autopilot):
     """SIMULATION (which classes may create node pools).  GKE: on Autopilot always; on Standard only with
     ``spec.nodePoolAutoCreation.enabled: true`` (else it only scales existing pools labelled with the class, which
@@ -93,7 +105,7 @@ def pool_bodies(compute_class, index, catalog, zones, project):
     labels = dict(pool_config.get('nodeLabels') or {}, **{COMPUTE_CLASS_LABEL: name})
     if ((pool_config.get('dra') or {}).get('networking') or {}).get('enabled'):
         labels[DRANET_LABEL] = 'true'
-    # GKE taints the nodes it creates for a class; its Pod admission adds the toleration (admission.py).
+    # GKE taints the nodes it creates for a class; its Pod admission adds the toleration (class_toleration).
     config = {'labels': labels, 'taints': [{'key': COMPUTE_CLASS_LABEL, 'value': name, 'effect': 'NO_SCHEDULE'}]}
     if priority.get('spot'):
         config['spot'] = True

@@ -1,6 +1,6 @@
 """What GKE runs beside a cluster's control plane, as controllers of the real API server: Nodes from the
 node pools of the Container API sandbox, what GKE installs, GKE's multi-network controllers, DRANET's
-ResourceSlices and node pool auto-creation for ComputeClasses.  The Kubernetes controllers themselves
+ResourceSlices, GKE's toleration of ComputeClass Pods and node pool auto-creation for ComputeClasses.  The Kubernetes controllers themselves
 (DaemonSet, Deployment, Job, garbage collection, namespace deletion), scheduling and the Pods' lifecycle are the
 real kube-controller-manager, kube-scheduler and kwok (controlplane.py).
 
@@ -43,7 +43,8 @@ from .apistore import now_rfc3339
 TICK = 0.5
 # The built-in controllers in the order one pass runs them (names for pause()/resume()); GKE's run first,
 # on GKE clusters only.
-GKE_CONTROLLERS = ('gke-installs', 'nodes-from-pools', 'dranet-slices', 'gke-networks', 'node-auto-provisioning')
+GKE_CONTROLLERS = ('gke-installs', 'nodes-from-pools', 'dranet-slices', 'gke-networks', 'compute-class-tolerations',
+                   'node-auto-provisioning')
 CRD_DIR = pathlib.Path(__file__).resolve().parent / 'crds'
 _RANDOM_CHARS = 'bcdfghjklmnpqrstvwxz2456789'   # k8s.io/apimachinery/pkg/util/rand: no vowels, no 0/1/3
 
@@ -354,6 +355,8 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         if (gke_cluster.get('networkConfig') or {}).get('enableMultiNetworking'):
             for name in ('Network.yaml', 'GKENetworkParamSet.yaml'):
                 self._install_crd(CRD_DIR / name)
+            if not self._serves('networks.networking.gke.io'):
+                return   # established a moment ago, not in discovery yet: the next pass goes on
             if self.store.get('networks.networking.gke.io', 'default') is None:
                 self._create({'apiVersion': 'networking.gke.io/v1', 'kind': 'Network', 'metadata': {'name': 'default'},
                               'spec': {'type': 'L3'}})
@@ -628,6 +631,21 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                 if label is None or (node['metadata'].get('labels') or {}).get(label[0]) != label[1]:
                     return False
         return True
+
+    def compute_class_tolerations(self, gke_cluster, pools, project):   # pylint: disable=unused-argument
+        """SIMULATION (GKE's Pod admission of ComputeClass Pods; the rule and its source: autoprovisioning.class_toleration).
+        Real GKE mutates a Pod that selects a ComputeClass as the API server admits it, so the Pod is stored with the
+        toleration of the class's node taint.  The stand-in adds it just after: an update of each unbound Pod that lacks it
+        (the API server allows adding tolerations to a Pod), which the scheduler answers by trying the Pod again.  What a
+        client can see differently: such a Pod is stored once without the toleration (Pending for up to a pass, its
+        resourceVersion one higher), and its managedFields name the stand-in's field manager for the tolerations."""
+        for pod in self.store.list('pods'):
+            toleration = autoprovisioning.class_toleration(pod)
+            if toleration is None or pod['spec'].get('nodeName') or pod['metadata'].get('deletionTimestamp'):
+                continue
+            tolerated = copy.deepcopy(pod)
+            tolerated['spec']['tolerations'] = list(pod['spec'].get('tolerations') or []) + [toleration]
+            self._write_unless_stale(self.store.update, tolerated)
 
     def node_auto_provisioning(self, gke_cluster, pools, project):
         """SIMULATION (GKE node pool auto-creation for ComputeClasses; sources and rules in autoprovisioning.py).

@@ -3,8 +3,8 @@
 ``GkeClusters.sync(store)`` is the one hook the Container API sandbox calls (server.py, after every
 API call, under the store lock): a cluster that appears starts its control plane in the background
 (controlplane.py, through the hub: kube-apiserver with GKE's admission plugins, controller manager,
-scheduler, kwok), with GKE's Pod admission webhook (admission.py), its exec runtime (exec.py) and
-controllers.py's GKE controllers.  Once the cluster is RUNNING (its create operation DONE) its
+scheduler, kwok), its exec runtime (exec.py) and controllers.py's GKE controllers (GKE's Pod admission of
+ComputeClass Pods among them).  Once the cluster is RUNNING (its create operation DONE) its
 ``endpoint`` becomes the API server's ``127.0.0.1:PORT`` (gcloud writes ``server: https://ENDPOINT``
 into the kubeconfig) and ``masterAuth.clusterCaCertificate`` that server's CA (base64 PEM, as GKE
 gives it); its node pools drive the Nodes (create, resize, delete); a deleted cluster's control
@@ -33,7 +33,6 @@ import types
 from .. import container
 from ..errors import ApiError
 
-from .admission import PodAdmission
 from .cluster import KubeHub
 from .controllers import ClusterControllers, ComputeView
 from .exec import StandinTools
@@ -61,7 +60,6 @@ class LiveCluster:  # pylint: disable=too-few-public-methods
         self.key = key
         self.kube = None
         self.controllers = None
-        self.admission = None
         self.runtime = gke.runtime_factory()
         self.seen = None
         self.error = None
@@ -72,7 +70,6 @@ class LiveCluster:  # pylint: disable=too-few-public-methods
     def _start(self, gke, version):
         try:
             self.kube = gke.hub.start_cluster(self.key, version=version, admission_plugins=GKE_ADMISSION_PLUGINS)
-            self.admission = PodAdmission(self.kube.plane).start()
             self.runtime.serve(self.kube.plane)
             self.controllers = ClusterControllers(self.kube)
             self.controllers.node_pools = NodePools(gke, self.key)
@@ -94,8 +91,6 @@ class LiveCluster:  # pylint: disable=too-few-public-methods
             self.controllers.stop()
         self.runtime.stop()
         hub.stop_cluster(self.key)
-        if self.admission is not None:   # after the API server: it must not admit a Pod past GKE's rules
-            self.admission.stop()
 
 
 class GkeClusters:

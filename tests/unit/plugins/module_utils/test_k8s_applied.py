@@ -28,6 +28,16 @@ def test_first_run_applies_everything_marked_with_its_hash():
     assert ANNOTATION not in (objects[0]['metadata'].get('annotations') or {})   # the input is left as it was
 
 
+def test_an_object_hashes_the_same_before_and_after_it_is_marked():
+    """The plan entry points mark what they render; k8s_converge hashes what it is given (marked) again and writes that
+    hash. An object with no annotations of its own hashed differently once marked (an annotations dict left empty), so
+    every later plan found every such object changed (a Network, a GKENetworkParamSet) while converge found none."""
+    for obj in rendered():
+        marked = applied.with_applied_hash(obj)
+        assert applied.applied_hash(marked) == applied.applied_hash(obj) == marked['metadata']['annotations'][ANNOTATION]
+        assert applied.with_applied_hash(marked) == marked
+
+
 def test_a_rerun_applies_nothing():
     objects = rendered()
     live = [as_live(o) for o in applied.to_apply(objects, [])]
@@ -49,7 +59,7 @@ def test_a_field_no_longer_rendered_is_applied_through_the_hash():
     fewer = copy.deepcopy(objects)
     daemonset = next(o for o in fewer if o['kind'] == 'DaemonSet')
     del daemonset['spec']['updateStrategy']
-    assert applied.contains(next(o for o in live if o['metadata']['name'] == daemonset['metadata']['name']), daemonset)
+    assert applied.holds(next(o for o in live if o['metadata']['name'] == daemonset['metadata']['name']), daemonset)
     assert [o['metadata']['name'] for o in applied.to_apply(fewer, live)] == [daemonset['metadata']['name']]
 
 
@@ -61,33 +71,50 @@ def test_objects_are_matched_by_kind_namespace_and_name():
 
 
 def test_lists_compare_item_by_item_and_by_length():
-    assert applied.contains({'a': [1, {'b': 2, 'c': 3}]}, {'a': [1, {'b': 2}]})
-    assert not applied.contains({'a': [1, 2]}, {'a': [1]})
-    assert not applied.contains({'a': '1'}, {'a': 1})
-    assert not applied.contains(None, {'a': 1})
-
-
-# kubernetes.core.k8s's failed result for a server-side apply of [y, x] that stopped at x (as a real kube-apiserver 1.34
-# answered it: tests/sandbox/kube's control plane), with the field someone-else took by a forced apply.
-CONFLICT = {'changed': False, 'reason': 'Conflict', 'msg': (
-    'Failed to apply object: b\'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Apply failed '
-    'with 1 conflict: conflict with \\\\"someone-else\\\\" using v1: .data.a","reason":"Conflict","details":{"causes":[{"reason":'
-    '"FieldManagerConflict","message":"conflict with \\\\"someone-else\\\\" using v1","field":".data.a"}]},"code":409}\\n\'')}
+    assert applied.holds({'a': [1, {'b': 2, 'c': 3}]}, {'a': [1, {'b': 2}]})
+    assert not applied.holds({'a': [1, 2]}, {'a': [1]})
+    # A rendered number against live text is compared as text (the API server stores quantities as strings);
+    # rendered text against a live number is not the same value.
+    assert applied.holds({'a': '1'}, {'a': 1}) and not applied.holds({'a': '2'}, {'a': 1})
+    assert not applied.holds({'a': 1}, {'a': '1'}) and not applied.holds({'a': 'true'}, {'a': True})
+    assert not applied.holds(None, {'a': 1})
 
 
 def config_map(name, value):
     return {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': name, 'namespace': 'default'}, 'data': {'a': value}}
 
 
+# The causes of the 409 Status a real kube-apiserver 1.34 answered for a server-side apply of a field someone-else
+# took by a forced apply (tests/sandbox/kube's control plane).
+CAUSES = [{'reason': 'FieldManagerConflict', 'message': 'conflict with "someone-else" using v1', 'field': '.data.a'}]
+
+
 def test_a_conflict_names_the_object_its_fields_their_manager_and_the_way_out():
-    objects = [config_map('y', '1'), config_map('x', 'ours'), config_map('z', '2')]
-    desired = applied.to_apply(objects, [])
-    live = [as_live(desired[0]), dict(as_live(config_map('x', 'theirs')))]   # y applied; x theirs; z never reached
-    found = applied.conflict(CONFLICT, desired, live, 'my_force')
-    assert found['object'] == 'ConfigMap default/x' and found['fields'] == ['.data.a'] and found['managers'] == ['someone-else']
-    assert [obj['metadata']['name'] for obj in found['rest']] == ['z']
-    assert found['message'] == ('ConfigMap default/x was not applied: .data.a is owned by "someone-else", which changed it after the '
-                                'collection applied it (kubectl set image, kubectl edit or another tool). Take it back with my_force: '
-                                'true, or give it back to the collection by undoing that change (or deleting the object, which the '
-                                'next run makes anew).')
-    assert applied.conflict({'failed': True, 'msg': 'Unauthorized'}, desired, live, 'my_force') is None
+    managers = applied.conflicting_managers(CAUSES)
+    assert managers == ['someone-else']
+    assert applied.conflict_message('ConfigMap default/x', ['.data.a'], managers, 'my_force') == (
+        'ConfigMap default/x was not applied: .data.a is owned by "someone-else", which changed it after the '
+        'collection applied it (kubectl set image, kubectl edit or another tool). Take it back with my_force: '
+        'true, or give it back to the collection by undoing that change (or deleting the object, which the '
+        'next run makes anew).')
+    assert 'a field is owned by another field manager' in applied.conflict_message('ConfigMap default/x', [], [], 'f')
+    assert '.a, .b are owned by "m" and "n", which changed them' in applied.conflict_message('X y', ['.a', '.b'], ['m', 'n'], 'f')
+
+
+def test_converge_leaves_an_object_someone_else_made_that_holds_every_field_and_applies_ours_when_a_field_was_dropped():
+    rendered = config_map('x', 'ours')
+    marked = applied.with_applied_hash(rendered)
+    theirs = as_live(rendered)   # the same fields, no applied hash: an operator's install, someone's kubectl apply
+    assert applied.needs_no_apply(theirs, marked)
+    assert not applied.needs_no_apply(dict(theirs, data={'a': 'theirs'}), marked)
+    ours_before = as_live(applied.with_applied_hash(dict(rendered, data={'a': 'ours', 'b': 'dropped since'})))
+    assert not applied.needs_no_apply(ours_before, marked)   # the hash of another rendering: the apply removes .data.b
+    assert applied.needs_no_apply(as_live(marked), marked) and not applied.needs_no_apply(None, marked)
+
+
+def test_converge_takes_kubernetes_cores_connection_options_from_module_defaults():
+    from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils import kube_client   # pylint: disable=import-outside-toplevel
+    defaults = [{'group/kubernetes.core.k8s': {'kubeconfig': '/k', 'context': 'a', 'namespace': 'not-a-connection-option'}},
+                {'kubernetes.core.k8s': {'context': 'b'}, 'group/aiinfra.gpudirect.gcp': {'project': 'p'}}]
+    assert kube_client.kubernetes_core_defaults(defaults, lambda value: value) == {'kubeconfig': '/k', 'context': 'b'}
+    assert kube_client.kubernetes_core_defaults(None, lambda value: value) == {}

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import olm
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render
@@ -249,6 +250,24 @@ BAD_INPUTS = [
 ]
 
 
+UNLABELLED = {'metadata': {'name': 'w1', 'labels': {'node-role.kubernetes.io/worker': '', 'rack': 'r1'}}}
+
+
+def test_a_selector_is_judged_before_nfd_runs_on_its_other_labels_and_whole_after():
+    """Before NFD has labelled any node, its labels cannot be judged, the others can (a misspelt rack label would leave
+    the SR-IOV waits to run out after the operators' writes); once any node carries an NFD label, the whole selector is."""
+    nfd = {'feature.node.kubernetes.io/pci-15b3.present': 'true'}
+    assert render.selector_problems({}, [UNLABELLED]) == []     # the default selector is NFD's: not judged yet
+    assert render.selector_problems({'node_selector': dict(nfd, rack='r1')}, [UNLABELLED]) == []
+    [problem] = render.selector_problems({'node_selector': dict(nfd, rack='r9')}, [UNLABELLED])
+    assert problem.startswith('openshift_rdma_node_selector {"rack": "r9"} matches none of the 1 nodes (NFD has not labelled them'), problem
+    labelled = {'metadata': {'name': 'w2', 'labels': dict(nfd, rack='r2')}}
+    [problem] = render.selector_problems({'node_selector': dict(nfd, rack='r1')}, [UNLABELLED, labelled])
+    assert problem.startswith('openshift_rdma_node_selector {"feature.node.kubernetes.io/pci-15b3.present": "true", "rack": "r1"} '
+                              'matches none of the 2 nodes: check the NIC'), problem
+    assert render.selector_problems({'node_selector': dict(nfd, rack='r2')}, [UNLABELLED, labelled]) == []
+
+
 @pytest.mark.parametrize('given,cluster,expected', BAD_INPUTS, ids=[b[2][:40] for b in BAD_INPUTS])
 def test_bad_input_is_refused_naming_the_field(given, cluster, expected):
     options = dict({'method': 'shared_device', 'link': 'roce'}, **given)
@@ -395,10 +414,10 @@ def test_holds_ignores_defaults_and_compares_quantities_as_text():
         'limits': {'nvidia.com/gpu': '1', 'rdma/rdma_shared_device_eth': '1'},
         'requests': {'nvidia.com/gpu': '1', 'rdma/rdma_shared_device_eth': '1'}}})
     live['status'] = {'phase': 'Running'}
-    assert render.holds(live, pod)
+    assert applied.holds(live, pod)
     live['spec']['containers'][0]['image'] = 'other'
-    assert not render.holds(live, pod)
-    assert not render.holds({}, pod)
+    assert not applied.holds(live, pod)
+    assert not applied.holds({}, pod)
 
 
 def test_numbers_given_on_the_command_line_are_typed_as_the_argument_spec_says():

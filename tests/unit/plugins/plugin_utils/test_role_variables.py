@@ -79,3 +79,18 @@ def test_extra_vars_nothing_reads_are_named_with_the_closest_name(tmp_path):
         'gpudirect_zzz: play.yml reads no such variable; it reads gpudirect_network_prefix, gpudirect_zone',
         'nccl_test_family: role nccl_test has no such variable; play.yml runs no role nccl_test, so nothing reads it: remove it',
         'nccl_test_timeout: a variable of role nccl_test; play.yml runs no role nccl_test, so nothing reads it: remove it']
+
+
+def test_a_teardown_reads_the_variables_of_the_run_it_undoes(tmp_path):
+    """A teardown takes the same extra vars as the run it undoes: that playbook's variables and those of the roles it
+    names are read; what neither reads is still named."""
+    (tmp_path / 'build.yml').write_text('- hosts: localhost\n  vars: {count: "{{ gpudirect_node_count }}"}\n  roles:\n'
+                                        '    - role: aiinfra.gpudirect.nccl_test\n', encoding='utf-8')
+    teardown = tmp_path / 'down.yml'
+    teardown.write_text('- hosts: localhost\n  vars: {zone: "{{ gpudirect_zone }}"}\n', encoding='utf-8')
+    extra = {'gpudirect_node_count': 4, 'gpudirect_zone': 'z', 'nccl_test_timeout': 5, 'gpudirect_nodes': 4, 'gke_rdma_namespace': 'n'}
+    assert role_variables.unread_extra_vars(extra, str(teardown), checked_roles=set(), undoes='build.yml') == [
+        'gke_rdma_namespace: a variable of role gke_rdma; down.yml runs no role gke_rdma, so nothing reads it: remove it',
+        'gpudirect_nodes: down.yml reads no such variable; it reads gpudirect_node_count, gpudirect_zone']
+    assert [text.split(':')[0] for text in role_variables.unread_extra_vars(extra, str(teardown), checked_roles=set())] == [
+        'gke_rdma_namespace', 'gpudirect_node_count', 'gpudirect_nodes', 'nccl_test_timeout']

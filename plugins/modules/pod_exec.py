@@ -1,0 +1,125 @@
+#!/usr/bin/python
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+# The action plugin plugins/action/pod_exec.py does the work; this file holds its documentation.
+
+DOCUMENTATION = r"""
+---
+module: pod_exec
+short_description: Run a command in a Pod's container and fail with the command's own outcome
+version_added: 0.1.0
+description:
+  - Runs O(command) in the container O(container) of the Pod O(pod), as C(kubectl exec) does (the API server's
+    C(pods/exec), no stdin, no terminal), and returns its output and exit code.
+  - >-
+    Fails, naming the command, the Pod and the container, when the command exits with a code other than 0 (with the last
+    lines of its stderr, or of its stdout when stderr is empty), when it does not run to an exit code (the kubelet's own
+    message, such as an executable not found in the image), when it outlives O(timeout), and when the API server refuses
+    the exec (its code and message: a Pod or container that does not exist, a Pod not running). Use C(failed_when) to
+    judge the output another way.
+  - >-
+    Runs in the task's worker on the controller, with M(kubernetes.core.k8s_exec)'s client and authentication
+    (kubernetes.core's O(kubernetes.core.k8s#module:kubeconfig) and O(kubernetes.core.k8s#module:context) handling); no
+    module process. The connection options a play's C(module_defaults) give C(group/kubernetes.core.k8s) or
+    M(kubernetes.core.k8s) apply here too, below O(kubeconfig) and O(context).
+author:
+  - aiinfra.gpudirect contributors (@aiinfra)
+attributes:
+  action:
+    support: full
+    details: Runs on the controller in the worker process, whatever the host's connection.
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+    details: A command's effects are unknown, so check mode does not run it (as M(ansible.builtin.command)); the task is skipped and says what would run.
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+requirements:
+  - the kubernetes.core collection and, on the controller, the C(kubernetes) Python library it needs
+options:
+  namespace:
+    description: The Pod's namespace.
+    type: str
+    default: default
+  pod:
+    description: The Pod's name.
+    type: str
+    required: true
+  container:
+    description: The container of the Pod to run the command in.
+    type: str
+    required: true
+  command:
+    description: The command, as a list of arguments or as one string split as a shell would (no shell runs it; give C(sh -c '...') for one).
+    type: raw
+    required: true
+  timeout:
+    description: Seconds the command may run; then the task fails with the output so far.
+    type: int
+    default: 3600
+  kubeconfig:
+    description: A kubeconfig path or a dict, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:kubeconfig); unset, kubernetes.core's defaults.
+    type: raw
+  context:
+    description: The kubeconfig context, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:context).
+    type: str
+seealso:
+  - module: kubernetes.core.k8s_exec
+"""
+
+EXAMPLES = r"""
+- name: The RDMA devices of a test Pod
+  aiinfra.gpudirect.pod_exec:
+    namespace: default
+    pod: rdma-test-server
+    container: rdma-workload
+    command: rdma link show
+  register: links
+  changed_when: false
+
+- name: A script, its non-zero exit judged by the play
+  aiinfra.gpudirect.pod_exec:
+    pod: nccl-test-host-1
+    container: nccl-test
+    command: [sh, -c, /scripts/allgather.sh nccl-host-1 nccl-host-2]
+  register: run
+  failed_when: run.rc is none
+"""
+
+RETURN = r"""
+rc:
+  description: The command's exit code; null when it did not run to one.
+  returned: when the exec ran
+  type: int
+  sample: 0
+stdout:
+  description: What the command printed on stdout.
+  returned: when the exec ran
+  type: str
+stderr:
+  description: What the command printed on stderr.
+  returned: when the exec ran
+  type: str
+stdout_lines:
+  description: RV(stdout) split into lines.
+  returned: when the exec ran
+  type: list
+  elements: str
+stderr_lines:
+  description: RV(stderr) split into lines.
+  returned: when the exec ran
+  type: list
+  elements: str
+"""

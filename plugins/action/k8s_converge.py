@@ -14,10 +14,9 @@ Documentation: plugins/modules/k8s_converge.py."""
 from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import converge
-from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import api_client, kubernetes_core_defaults
+from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import CONNECTION_OPTIONS, KubeAction
 
 ARGUMENT_SPEC = {
     'objects': {'type': 'list', 'elements': 'dict', 'required': True},
@@ -29,17 +28,12 @@ ARGUMENT_SPEC = {
     'force_conflicts_variable': {'type': 'str', 'default': 'force_conflicts'},
     'wait': {'type': 'bool', 'default': False},
     'wait_timeout': {'type': 'int', 'default': 120},
-    'kubeconfig': {'type': 'raw', 'no_log': True},
-    'context': {'type': 'str'},
+    **CONNECTION_OPTIONS,
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(KubeAction):
     """See the module docstring."""
-
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -49,9 +43,7 @@ class ActionModule(ActionBase):
             converge.check_objects(args['objects'])
             if not args['objects']:
                 return dict(result, changed=False, applied=[], unchanged=[], removed=[], left_alone=[])
-            auth = kubernetes_core_defaults(self._task.module_defaults, self._templar.template)
-            auth.update({key: args[key] for key in ('kubeconfig', 'context') if args[key]})
-            api = api_client(auth, 'k8s_converge')
+            api = self.client(args)
             if args['state'] == 'present':
                 outcome = converge.converge(api, args['objects'], args['field_manager'], force=args['force_conflicts'],
                                             dry_run=self._task.check_mode, force_option=args['force_conflicts_variable'])

@@ -12,10 +12,9 @@ from __future__ import annotations
 import shlex
 
 from ansible.errors import AnsibleActionFail
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import converge
-from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import api_client, exec_outcome, kubernetes_core_defaults
+from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import CONNECTION_OPTIONS, KubeAction, exec_outcome
 
 ARGUMENT_SPEC = {
     'namespace': {'type': 'str', 'default': 'default'},
@@ -23,17 +22,12 @@ ARGUMENT_SPEC = {
     'container': {'type': 'str', 'required': True},
     'command': {'type': 'raw', 'required': True},
     'timeout': {'type': 'int', 'default': 3600},
-    'kubeconfig': {'type': 'raw', 'no_log': True},
-    'context': {'type': 'str'},
+    **CONNECTION_OPTIONS,
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(KubeAction):
     """See the module docstring."""
-
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -47,10 +41,8 @@ class ActionModule(ActionBase):
         if self._task.check_mode:
             # A command's effects are unknown: as ansible.builtin.command, check mode does not run it.
             return dict(result, changed=False, skipped=True, msg='check mode: would run %s in %s' % (shlex.join(argv), where))
-        auth = kubernetes_core_defaults(self._task.module_defaults, self._templar.template)
-        auth.update({key: args[key] for key in ('kubeconfig', 'context') if args[key]})
         try:
-            api = api_client(auth, 'pod_exec')
+            api = self.client(args)
             stdout, stderr, status = api.exec(args['namespace'], args['pod'], args['container'], argv, args['timeout'])
         except converge.ApiRefusal as refusal:
             raise AnsibleActionFail('pod_exec: %s in %s was not run: %s %s: %s' % (

@@ -25,22 +25,9 @@ description:
     refusal stops at that object (a later object may need it), named with the API server's code, reason and message.
   - With O(state=absent), deletes, in order, each given object that exists and that one of O(delete_managers) wrote (its
     C(metadata.managedFields) name it); the others are left alone and named in RV(left_alone) and a warning.
-  - >-
-    Runs in the task's worker on the controller, with M(kubernetes.core.k8s)'s own client and authentication
-    (its O(kubernetes.core.k8s#module:kubeconfig) and O(kubernetes.core.k8s#module:context) handling); no module process.
-    The connection options a play's C(module_defaults) give C(group/kubernetes.core.k8s) or M(kubernetes.core.k8s)
-    (C(kubeconfig), C(context), C(host), C(api_key) and the others of kubernetes.core) apply here too, below
-    O(kubeconfig) and O(context).
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 attributes:
-  action:
-    support: full
-    details: Runs on the controller in the worker process, whatever the host's connection.
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
   check_mode:
     support: full
     details: >-
@@ -52,14 +39,10 @@ attributes:
     details: >-
       One diff per object applied (the live copy before, the API server's answer after) or deleted (before, nothing
       after), without C(metadata.managedFields) and C(metadata.resourceVersion).
-  platform:
-    support: full
-    platforms: posix
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
-requirements:
-  - the kubernetes.core collection and, on the controller, the C(kubernetes) Python library it needs
+  - aiinfra.gpudirect.kube_action
 options:
   objects:
     description:
@@ -102,12 +85,6 @@ options:
     description: Seconds to wait for each object with O(wait).
     type: int
     default: 120
-  kubeconfig:
-    description: A kubeconfig path or a dict, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:kubeconfig); unset, kubernetes.core's defaults.
-    type: raw
-  context:
-    description: The kubeconfig context, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:context).
-    type: str
 seealso:
   - module: kubernetes.core.k8s
 """

@@ -20,34 +20,18 @@ description:
     message, such as an executable not found in the image), when it outlives O(timeout), and when the API server refuses
     the exec (its code and message: a Pod or container that does not exist, a Pod not running). Use C(failed_when) to
     judge the output another way.
-  - >-
-    Runs in the task's worker on the controller, with M(kubernetes.core.k8s_exec)'s client and authentication
-    (kubernetes.core's O(kubernetes.core.k8s#module:kubeconfig) and O(kubernetes.core.k8s#module:context) handling); no
-    module process. The connection options a play's C(module_defaults) give C(group/kubernetes.core.k8s) or
-    M(kubernetes.core.k8s) apply here too, below O(kubeconfig) and O(context).
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 attributes:
-  action:
-    support: full
-    details: Runs on the controller in the worker process, whatever the host's connection.
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
   check_mode:
     support: full
     details: A command's effects are unknown, so check mode does not run it (as M(ansible.builtin.command)); the task is skipped and says what would run.
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: posix
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
-requirements:
-  - the kubernetes.core collection and, on the controller, the C(kubernetes) Python library it needs
+  - aiinfra.gpudirect.kube_action
 options:
   namespace:
     description: The Pod's namespace.
@@ -69,12 +53,6 @@ options:
     description: Seconds the command may run; then the task fails with the output so far.
     type: int
     default: 3600
-  kubeconfig:
-    description: A kubeconfig path or a dict, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:kubeconfig); unset, kubernetes.core's defaults.
-    type: raw
-  context:
-    description: The kubeconfig context, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:context).
-    type: str
 seealso:
   - module: kubernetes.core.k8s_exec
 """

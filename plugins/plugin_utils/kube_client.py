@@ -13,6 +13,7 @@ import json
 import time
 
 from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import converge
 
@@ -153,3 +154,22 @@ def api_client(auth, action):
         return KubeApi(get_api_client(**auth))
     except CoreException as exc:
         raise AnsibleActionFail('%s: %s' % (action, exc)) from exc
+
+
+# The options of every Kubernetes action (doc fragment aiinfra.gpudirect.kube_action).
+CONNECTION_OPTIONS = {'kubeconfig': {'type': 'raw', 'no_log': True}, 'context': {'type': 'str'}}
+
+
+class KubeAction(ActionBase):
+    """The base of the collection's Kubernetes actions: run in the worker, check mode theirs to judge, and ``client``."""
+
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def client(self, args):
+        """kubernetes.core's client for this task: the connection options the play's module_defaults give
+        kubernetes.core.k8s, below the task's own ``kubeconfig`` and ``context``."""
+        auth = kubernetes_core_defaults(self._task.module_defaults, self._templar.template)
+        auth.update({key: args[key] for key in CONNECTION_OPTIONS if args.get(key)})
+        return api_client(auth, self._task.action.rsplit('.', 1)[-1])

@@ -49,6 +49,10 @@ def test_main_job_output_then_teardown_twice(sandbox):
     made = ansible_playbook(sandbox, 'a3high.yml', {})
     assert made.returncode == 0, made.stdout[-3000:]
     assert 'a3-highgpu-8g cluster a3high: 5 networks (1 management + 4 data), 2 of 2 VMs RUNNING' in made.stdout
+    # A stage that tags left out is said to be left out (it was "1 management + -1 data").
+    only_vms = ansible_playbook(sandbox, 'a3high.yml', {}, args=['--tags', 'instances'])
+    assert only_vms.returncode == 0, only_vms.stdout[-3000:]
+    assert 'a3-highgpu-8g cluster a3high: networks not run (tags), 2 of 2 VMs RUNNING' in only_vms.stdout, only_vms.stdout[-2000:]
     assert made.stdout.count('5 NICs (GVNIC)') == 2
     assert 'management network a3high-mgmt-net: subnet a3high-mgmt-sub 192.168.0.0/24, MTU 8244' in made.stdout
     # inventories/sandbox sets gpudirect_api_only: the host and NCCL plays end for each VM before any task

@@ -42,6 +42,7 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
     env = {'ANSIBLE_ASYNC_DIR': str(tmp_path / 'async')} if full else {'GCP_PROJECT': 'not-this-project'}
     first = ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS, env=env))
     assert recap(first)['changed'] >= 2
+    assert '[WARNING]' not in first.stdout + first.stderr, first.stderr[-2000:]   # it began with "duplicate mapping key 'wait'"
     if full:   # the per-NIC networks ran as an async job, whose result file the playbook removes
         assert (tmp_path / 'async').is_dir() and list((tmp_path / 'async').iterdir()) == []
     assert sorted(n['name'] for n in sandbox.resources('compute.networks')) == sorted(networks)

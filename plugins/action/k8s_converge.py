@@ -27,7 +27,8 @@ ARGUMENT_SPEC = {
     'force_conflicts': {'type': 'bool', 'default': False},
     'force_conflicts_variable': {'type': 'str', 'default': 'force_conflicts'},
     'wait': {'type': 'bool', 'default': False},
-    'wait_timeout': {'type': 'int', 'default': 120},
+    'timeout': {'type': 'int', 'default': 120, 'aliases': ['wait_timeout'],
+                'deprecated_aliases': [{'name': 'wait_timeout', 'version': '1.0.0', 'collection_name': 'aiinfra.gpudirect'}]},
     **CONNECTION_OPTIONS,
 }
 
@@ -50,7 +51,7 @@ class ActionModule(KubeAction):
             else:
                 managers = None if args['delete_unmanaged'] else (args['delete_managers'] or [args['field_manager']])
                 outcome = converge.remove(api, args['objects'], managers, dry_run=self._task.check_mode,
-                                          wait=args['wait'], timeout=args['wait_timeout'])
+                                          wait=args['wait'], timeout=args['timeout'])
         except (converge.ConvergeError, converge.ApiRefusal) as exc:
             raise AnsibleActionFail('k8s_converge: %s' % exc) from None
         return self._report(result, args, outcome)

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the collection's Kubernetes actions (k8s_converge, pod_exec) share: where they run and how they connect
+"""What the collection's Kubernetes actions (k8s_converge, k8s_wait, pod_exec) share: where they run and how they connect
 (plugins/plugin_utils/kube_client.py)."""
 
 from __future__ import annotations

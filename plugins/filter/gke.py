@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied, render, verdict, workload
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied, readiness, render, workload
 
 
 def _filter(function):
     def run(*args, **kwargs):
         try:
             return function(*args, **kwargs)
-        except ValueError as exc:   # RenderError and the catalog's ValueErrors name the input and the fix
+        except ValueError as exc:   # InputError names the input and the fix
             raise AnsibleFilterError('%s: %s' % (function.__name__, exc)) from None
     run.__name__ = function.__name__
     return run
@@ -65,8 +65,8 @@ def gke_rdma_workload(obj, claim_template=None, shared_memory_limit=None):
     return workload.rdma_workload(obj, claim_template=claim_template or None, shared_memory_limit=shared_memory_limit or None)
 
 
-def k8s_verdict(objects, expect=None):
-    return verdict.k8s_verdict(objects, expect)
+def k8s_verdict(objects, expect=None, kind=None, minimum=1):
+    return readiness.verdict(objects, expect, kind=kind, minimum=minimum)
 
 
 def k8s_to_apply(desired, live):
@@ -78,7 +78,7 @@ def k8s_managed_by(objects, field_managers):
 
 
 def k8s_nodes_without_ready_pod(nodes, pods):
-    return verdict.nodes_without_ready_pod(nodes, pods)
+    return readiness.nodes_without_ready_pod(nodes, pods)
 
 
 class FilterModule:

@@ -76,7 +76,6 @@ class FilterModule:
             'olm_operator_groups_problem': _filter(olm.operator_groups_problem),
             'olm_below_floor': _filter(olm.below_floor),
             'olm_alm_example': _filter(olm.alm_example),
-            'openshift_verdict': _filter(olm.verdict),
             'olm_plan': _filter(olm.plan),
             'olm_group_problems': _filter(olm.group_problems),
             'olm_floor_reports': _filter(olm.floor_reports),

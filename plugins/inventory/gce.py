@@ -253,7 +253,6 @@ compose:
 import base64
 import contextlib
 import difflib
-import functools
 import gc
 import json
 import re
@@ -263,10 +262,10 @@ from ansible.errors import AnsibleParserError
 from ansible.release import __version__ as ansible_version
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce.vm import NON_GPU, instance_facts
 
 PAGE_SIZE = 500
 # What the host variables are made of: the field mask of every request (plus extra_fields).
@@ -281,12 +280,6 @@ REGION_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+$')
 PREFIX_PATTERN = re.compile(r'^([A-Za-z_][A-Za-z0-9_]*)?$')
 FIELD_PATTERN = re.compile(r'^[A-Za-z][A-Za-z0-9]*(/[A-Za-z][A-Za-z0-9]*)*$')
 CACHE_FORMAT = 2
-NIC_NAMES = ['nic%d' % index for index in range(16)]
-NON_GPU = 'none'
-
-
-class ConfigError(ValueError):
-    """A configuration value this plugin cannot use; the text names the option and the fix."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,99 +367,6 @@ def api_filter(filters, statuses=()):
     return ' '.join(text if text.startswith('(') and text.endswith(')') else '(%s)' % text for text in filters)
 
 
-# ---------------------------------------------------------------------------------------------
-# One instance -> host variables (pure; unit-tested on real instance JSON shapes)
-
-
-@functools.lru_cache(maxsize=4096)
-def _last(url):
-    """The last path segment of a resource URL. Cached: a fleet repeats the same network, subnet,
-    zone and machine type URLs thousands of times."""
-    return links.resource_name(url) or None
-
-
-def _project_of(instance):
-    match = re.search(r'/projects/([^/]+)/', instance.get('selfLink') or instance.get('zone') or '')
-    return match.group(1) if match else None
-
-
-_NETWORK_PATTERN = re.compile('^' + re.escape(compute.GCE_NETWORK['mgmt_network']).replace(re.escape('{prefix}'), '(.+)') + '$')
-
-
-@functools.lru_cache(maxsize=4096)
-def network_prefix(network_name):
-    """'a3high-mgmt-net' -> 'a3high' (the network_prefix of gce_gpudirect_network); None for other networks."""
-    match = _NETWORK_PATTERN.match(network_name or '')
-    return match.group(1) if match else None
-
-
-def _accelerators(instance):
-    """(count, model) of GPUs attached with guestAccelerators (N1 + T4 and the like)."""
-    count, model = 0, None
-    for accelerator in instance.get('guestAccelerators') or []:
-        count += int(accelerator.get('acceleratorCount') or 0)
-        model = model or _last(accelerator.get('acceleratorType'))
-    return count, model
-
-
-def instance_facts(instance):
-    """The GPUDirect facts of one Compute Engine instance (API JSON), without the prefix.
-
-    Data NICs are the NICs after the machine type's management NICs (one on A3, two on A3 Ultra / A4,
-    one on machines outside the catalog), in NIC order. A gVNIC or virtio NIC with index N is
-    ``ethN`` in the guest (how COS and the seed's NCCL scripts name them); an RDMA NIC (MRDMA) has
-    no ethN name: its entry in ``data_interfaces`` is None and it is not in ``nccl_interfaces``.
-    ``data_ips``, ``data_interfaces``, ``data_networks``, ``data_subnetworks`` and
-    ``data_nic_types`` are aligned lists, one entry per data NIC.
-    """
-    machine_type = _last(instance.get('machineType'))
-    family = families.FAMILIES.get(machine_type)
-    zone = _last(instance.get('zone'))
-    nics = instance.get('networkInterfaces') or []
-    if [nic.get('name') for nic in nics] != NIC_NAMES[:len(nics)]:   # the API lists them in order; make sure
-        nics = sorted(nics, key=_nic_index)
-    management_count = family.management_nic_count if family else 1
-    management = nics[0] if nics else {}
-    external = [config.get('natIP') for config in management.get('accessConfigs') or [] if config.get('natIP')]
-    data = [(index, nic) for index, nic in enumerate(nics) if index >= management_count]
-    nic_types = [nic.get('nicType') or 'VIRTIO_NET' for _index, nic in data]
-    interfaces = [None if kind == families.MRDMA else 'eth%d' % index for (index, _nic), kind in zip(data, nic_types)]
-    if family:
-        technology = family.technology.lower()
-        gpu_count, gpu_model = family.gpu_count, family.gpu_model
-    else:
-        technology = NON_GPU
-        gpu_count, gpu_model = _accelerators(instance)
-    tcp_stack = technology in ('tcpx', 'tcpxo')
-    return {
-        'name': instance.get('name'),
-        'id': str(instance.get('id')) if instance.get('id') is not None else None,
-        'project': _project_of(instance),
-        'zone': zone,
-        'region': links.region_of(zone),
-        'status': instance.get('status'),
-        'machine_type': machine_type,
-        'technology': technology,
-        'gpu_count': gpu_count,
-        'gpu_model': gpu_model,
-        'provisioning_model': (instance.get('scheduling') or {}).get('provisioningModel') or compute.STANDARD,
-        'labels': dict(instance.get('labels') or {}),
-        'management_ip': management.get('networkIP'),
-        'external_ip': external[0] if external else None,
-        'management_network': _last(management.get('network')),
-        'management_subnetwork': _last(management.get('subnetwork')),
-        'network_prefix': network_prefix(_last(management.get('network'))),
-        'data_ips': [nic.get('networkIP') for _index, nic in data],
-        'data_interfaces': interfaces,
-        'data_networks': [_last(nic.get('network')) for _index, nic in data],
-        'data_subnetworks': [_last(nic.get('subnetwork')) for _index, nic in data],
-        'data_nic_types': nic_types,
-        'nccl_interfaces': ','.join(name for name in interfaces if name) if tcp_stack else None,
-        'nccl_ctrl_interface': 'eth0' if tcp_stack else None,
-        'self_link': instance.get('selfLink'),
-    }
-
-
 # Which facts a built-in group holds for its hosts (group variables), by the kind of group. Such a
 # fact is the same for every host of the group by construction (the technology of gpudirect_tcpx)
 # or nearly always (the NIC layout of a GPUDirect network); a host that differs gets its own host variable,
@@ -498,7 +398,7 @@ def builtin_groups(prefix, facts):
     """
     groups = []
     technology = safe_group_name(prefix + facts['technology'])
-    if facts['technology'] != 'none':
+    if facts['technology'] != NON_GPU:
         groups.append((technology, GROUP_FACTS['technology'], None, False))
         groups.append((safe_group_name(prefix + facts['machine_type']), GROUP_FACTS['machine_type'], technology, True))
     else:
@@ -519,11 +419,6 @@ def fqdn(facts):
     if facts['name'] and facts['zone'] and facts['project']:
         return '%s.%s.c.%s.internal' % (facts['name'], facts['zone'], facts['project'])
     return None
-
-
-def _nic_index(nic):
-    name = nic.get('name') or ''
-    return int(name[3:]) if name[:3] == 'nic' and name[3:].isdigit() else 0
 
 
 def hostname_for(facts, instance, preferences):
@@ -644,7 +539,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         try:
             self._check_option_names(raw)
             config = self._config()
-        except ConfigError as exc:
+        except InputError as exc:
             raise AnsibleParserError('%s: %s' % (path, exc)) from None
 
         with garbage_collection_paused():
@@ -682,7 +577,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if unknown:
             close = difflib.get_close_matches(unknown[0], list(self._options), n=1)
             hint = "; did you mean '%s'?" % close[0] if close else '; see ansible-doc -t inventory aiinfra.gpudirect.gce'
-            raise ConfigError("'%s' is not an option of this plugin%s" % (unknown[0], hint))
+            raise InputError("'%s' is not an option of this plugin%s" % (unknown[0], hint))
 
     def _config(self):
         settings = gcp_client.resolve_settings({
@@ -699,46 +594,46 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if not projects and settings['project']:
             projects = [settings['project']]
         if not projects:
-            raise ConfigError('projects: no project to list; set projects (a list of project IDs) or GCP_PROJECT')
+            raise InputError('projects: no project to list; set projects (a list of project IDs) or GCP_PROJECT')
         if len(set(projects)) != len(projects):
-            raise ConfigError('projects: %s is listed twice; list each project once' % sorted({p for p in projects if projects.count(p) > 1})[0])
+            raise InputError('projects: %s is listed twice; list each project once' % sorted({p for p in projects if projects.count(p) > 1})[0])
         zones = self.get_option('zones') or []
         regions = self.get_option('regions') or []
         for zone in zones:
             if not ZONE_PATTERN.match(str(zone)):
                 hint = ' (a region: put it under regions)' if REGION_PATTERN.match(str(zone)) else ''
-                raise ConfigError("zones: '%s' is not a zone name%s; write zones like us-central1-a" % (zone, hint))
+                raise InputError("zones: '%s' is not a zone name%s; write zones like us-central1-a" % (zone, hint))
         for region in regions:
             if not REGION_PATTERN.match(str(region)):
                 hint = ' (a zone: put it under zones)' if ZONE_PATTERN.match(str(region)) else ''
-                raise ConfigError("regions: '%s' is not a region name%s; write regions like us-central1" % (region, hint))
+                raise InputError("regions: '%s' is not a region name%s; write regions like us-central1" % (region, hint))
         statuses = [str(status).upper() for status in self.get_option('status') or []]
         unknown = [status for status in statuses if status not in STATUSES]
         if unknown:
-            raise ConfigError("status: '%s' is not an instance status; use any of %s (or [] for every status)"
-                              % (unknown[0], ', '.join(STATUSES)))
+            raise InputError("status: '%s' is not an instance status; use any of %s (or [] for every status)"
+                             % (unknown[0], ', '.join(STATUSES)))
         selector = self.get_option('labels') or {}
         for key, value in selector.items():
             if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value)):
-                raise ConfigError("labels: the value of '%s' must be a string, a list of strings or '*'" % key)
+                raise InputError("labels: the value of '%s' must be a string, a list of strings or '*'" % key)
         preferences = list(self.get_option('hostnames') or ['name'])
         for preference in preferences:
             if preference not in HOSTNAME_KINDS and not (preference.startswith('labels.') and len(preference) > len('labels.')):
-                raise ConfigError("hostnames: '%s' is not a hostname source; use %s or labels.KEY"
-                                  % (preference, ', '.join(HOSTNAME_KINDS)))
+                raise InputError("hostnames: '%s' is not a hostname source; use %s or labels.KEY"
+                                 % (preference, ', '.join(HOSTNAME_KINDS)))
         extra_fields = list(self.get_option('extra_fields') or [])
         for field in extra_fields:
             if not FIELD_PATTERN.match(field):
-                raise ConfigError("extra_fields: '%s' is not an Instance field path; write fields like metadata or serviceAccounts/email"
-                                  % field)
+                raise InputError("extra_fields: '%s' is not an Instance field path; write fields like metadata or serviceAccounts/email"
+                                 % field)
         if not PREFIX_PATTERN.match(self.get_option('vars_prefix')):
-            raise ConfigError("vars_prefix: '%s' cannot start a variable name; use letters, digits and _ (not first: a digit)"
-                              % self.get_option('vars_prefix'))
+            raise InputError("vars_prefix: '%s' cannot start a variable name; use letters, digits and _ (not first: a digit)"
+                             % self.get_option('vars_prefix'))
         if self.get_option('max_workers') < 1:
-            raise ConfigError('max_workers: %s; give 1 or more' % self.get_option('max_workers'))
+            raise InputError('max_workers: %s; give 1 or more' % self.get_option('max_workers'))
         if settings['auth_kind'] not in gcp_client.AUTH_KINDS:
-            raise ConfigError("auth_kind: '%s' is not one of %s; set auth_kind (or GCP_AUTH_KIND) to one of them"
-                              % (settings['auth_kind'], ', '.join(gcp_client.AUTH_KINDS)))
+            raise InputError("auth_kind: '%s' is not one of %s; set auth_kind (or GCP_AUTH_KIND) to one of them"
+                             % (settings['auth_kind'], ', '.join(gcp_client.AUTH_KINDS)))
         fields = field_mask(extra_fields)
         return {
             'settings': settings, 'projects': projects, 'zones': set(zones), 'regions': set(regions), 'statuses': set(statuses),

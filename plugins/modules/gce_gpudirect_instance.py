@@ -314,12 +314,17 @@ instances:
       external_ip: 34.1.2.3
       data_ips: [192.168.1.2, 192.168.2.2, 192.168.3.2, 192.168.4.2]
       networks: [a3high-mgmt-net, a3high-data-net-1, a3high-data-net-2, a3high-data-net-3, a3high-data-net-4]
-events:
+progress:
   description: One progress line per VM and step, in the order they happened.
   returned: always
   type: list
   elements: str
   sample: ["bulkInsert of 8 VMs in us-central1-a: 8 created after 41.2s", "a3high-vm-1: created in us-central1-a after 41.2s"]
+events:
+  description: The same list as RV(progress), under its old name (deprecated, removed in 1.0.0).
+  returned: always
+  type: list
+  elements: str
 actions:
   description: What was done (or would be done in check mode), one line per VM and step.
   returned: always
@@ -335,7 +340,8 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups as gce_lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 
@@ -489,7 +495,7 @@ def ensure_placement_policy(compute, params, check_mode, actions):
     if compute.get(path, "get resource policy '%s'" % name) is not None:
         return
     if not params['create_placement_policy']:
-        raise PlanError("placement_policy: '%s' does not exist in %s; create it or set create_placement_policy: true" % (name, region))
+        raise InputError("placement_policy: '%s' does not exist in %s; create it or set create_placement_policy: true" % (name, region))
     actions.append("create compact placement policy '%s' in %s" % (name, region))
     if not check_mode:
         compute.run('POST', 'regions/%s/resourcePolicies' % region, "create resource policy '%s'" % name,
@@ -512,7 +518,7 @@ def check_references(module, spec, params, names, new_vms):
         message = 'network_interfaces: network %s does not exist; create the GPUDirect network first (gce_gpudirect_network, or the ' \
                   'network tag of the playbook)' % ', '.join(missing)
         if not module.check_mode:
-            raise PlanError(message)
+            raise InputError(message)
         module.warn(message + ' (check mode: assuming an earlier task creates it)')
 
 
@@ -544,7 +550,7 @@ def main():
     result = {'instances': [], 'events': [], 'actions': []}
     try:
         names, spec = gce_instance.build_from_params(params, module.compute.project)
-    except PlanError as exc:
+    except InputError as exc:
         module.fail_json(msg=str(exc), **result)
     state = params['state']
     compute = module.compute
@@ -588,10 +594,10 @@ def main():
             for name in late:
                 runner.errors[name] = GcpError("bring instance '%s' to %s" % (name, targets[name]), 'still %s after %ss'
                                                % (final.get(name, {}).get('status', 'missing'), params['timeout']))
-    except PlanError as exc:
+    except InputError as exc:
         module.fail_json(msg=str(exc), **result)
     except GcpError as exc:
-        result['events'] = runner.events
+        result['progress'] = result['events'] = runner.events
         module.fail_from_error(exc, **result)
 
     for name in names:
@@ -602,7 +608,7 @@ def main():
         if name in runner.errors:
             summary.update(status='FAILED', error=str(runner.errors[name]))
         result['instances'].append(summary)
-    result['events'] = runner.events
+    result['progress'] = result['events'] = runner.events
     after = {item['name']: item for item in result['instances'] if item['status'] not in ('ABSENT', 'FAILED')}
     if module.check_mode:
         after = dict(before, **{name: {'name': name, 'zone': params['zone'], 'status': 'RUNNING'} for name in names

@@ -229,7 +229,8 @@ actions:
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
 ARGUMENT_SPEC = gce_network.ARGUMENT_SPEC
@@ -266,8 +267,8 @@ def plan_changes(plan, current):
         if patch:
             actions[resource.name] = ('patch', patch)
     if immutable:
-        raise PlanError('these resources exist with settings that cannot be changed in place: %s; delete them '
-                        '(state: absent) or choose another network_prefix' % '; '.join(immutable))
+        raise InputError('these resources exist with settings that cannot be changed in place: %s; delete them '
+                         '(state: absent) or choose another network_prefix' % '; '.join(immutable))
     return actions
 
 
@@ -372,7 +373,7 @@ def check_network_quota(module, plan, actions):
         if module.check_mode:
             module.warn(message)
         else:
-            raise PlanError(message)
+            raise InputError(message)
 
 
 def main():
@@ -380,7 +381,7 @@ def main():
     params = module.params
     try:
         plan = gce_network.plan_from_params(params, module.compute.project)
-    except PlanError as exc:
+    except InputError as exc:
         module.fail_json(msg=str(exc))
     summary = plan.summary()
     if params['layout'] != 'gce':
@@ -411,7 +412,7 @@ def converge(module, params, plan, summary):
             if not module.check_mode:
                 runner.apply()
             result['networks'] = runner.network_results()
-    except (PlanError, GcpError) as exc:
+    except (InputError, GcpError) as exc:
         module.fail_from(exc, **result)
     module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
 

@@ -99,11 +99,13 @@ options:
       - With O(state=absent), delete the cluster even if this module did not create it.
     type: bool
     default: false
-  wait_timeout:
+  timeout:
     description:
       - Seconds to wait for each Container operation (a cluster create takes several minutes).
+      - C(wait_timeout) is its old name, deprecated (removed in 1.0.0).
     type: int
     default: 1800
+    aliases: [wait_timeout]
   kubeconfig_path:
     description:
       - Also merge RV(kubeconfig) into this file when it does not hold it yet, as C(gcloud container clusters
@@ -179,8 +181,14 @@ actions:
   type: list
   elements: str
   sample: ["create cluster a3mega (1.33.5-gke.1308000)"]
+progress:
+  description: Progress lines of the Container operations awaited, in the order they happened.
+  returned: always
+  type: list
+  elements: str
+  sample: ["operation-1 CREATE_CLUSTER RUNNING", "operation-1 CREATE_CLUSTER DONE"]
 operations:
-  description: Progress lines of the Container operations awaited.
+  description: The same list as RV(progress), under its old name (deprecated, removed in 1.0.0).
   returned: always
   type: list
   elements: str
@@ -190,13 +198,14 @@ managed:
   type: bool
 """
 
-import time
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, GcpTimeout
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import every, until
 
 ARGUMENT_SPEC = gke_cluster.ARGUMENT_SPEC
 
@@ -208,17 +217,17 @@ def is_managed(cluster):
 def wait_running(container, path, timeout, sleep):
     """Re-read the cluster until it is RUNNING (an operation of an earlier run may still be at work);
     fail on ERROR or RUNNING_WITH_ERROR with GKE's statusMessage."""
-    deadline = time.monotonic() + timeout
-    while True:
-        current = container.get(path, action='read cluster %s' % path)
-        status = (current or {}).get('status')
-        if current is None or status == 'RUNNING':
-            return current
-        if status in ('ERROR', 'RUNNING_WITH_ERROR', 'DEGRADED'):
-            raise PlanError('cluster %s is %s: %s' % (path, status, current.get('statusMessage') or 'no status message'))
-        if time.monotonic() >= deadline:
-            raise PlanError('cluster %s is still %s after %ss; rerun to pick it up' % (path, status, timeout))
-        sleep(5.0)
+    broken = ('ERROR', 'RUNNING_WITH_ERROR', 'DEGRADED')
+    current, settled = until(lambda: container.get(path, action='read cluster %s' % path),
+                             lambda current: current is None or current.get('status') in ('RUNNING',) + broken, timeout, every(5.0), sleep=sleep)
+    status = (current or {}).get('status')
+    # Neither is bad input: GKE's own state (a failed cluster), or time (an earlier run's operation still at work).
+    if status in broken:
+        raise GcpError('wait for cluster %s' % path, 'it is %s: %s' % (status, current.get('statusMessage') or 'no status message'))
+    if not settled:
+        raise GcpTimeout('wait for cluster %s' % path, 'it is still %s after %ss; it goes on in Google Cloud, rerun to pick it up'
+                         % (status, timeout))
+    return current
 
 
 def results(cluster):
@@ -234,7 +243,7 @@ def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     progress = common.Progress()
-    result = {'actions': [], 'operations': progress.lines}
+    result = {'actions': [], 'progress': progress.lines, 'operations': progress.lines}
     location, name = params['location'], params['cluster']
     path = common.cluster_path(location, name)
     container = module.container
@@ -251,7 +260,7 @@ def main():
             elif current is not None:
                 result['actions'].append('delete cluster %s' % name)
                 if not module.check_mode:
-                    container.run('DELETE', path, 'delete cluster %s' % name, timeout=params['wait_timeout'], progress=progress)
+                    container.run('DELETE', path, 'delete cluster %s' % name, timeout=params['timeout'], progress=progress)
             module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': None if result['actions'] else before},
                              **result)
 
@@ -265,10 +274,10 @@ def main():
             result['actions'].append('create cluster %s (%s)' % (name, plan.version))
             if not module.check_mode:
                 container.run('POST', '%s/clusters' % location, 'create cluster %s' % name, body={'cluster': plan.body},
-                              timeout=params['wait_timeout'], progress=progress, target='clusters/%s' % name)
+                              timeout=params['timeout'], progress=progress, target='clusters/%s' % name)
         else:
             if not module.check_mode:
-                current = wait_running(container, path, params['wait_timeout'], sleep)
+                current = wait_running(container, path, params['timeout'], sleep)
             updates, problems = gke_cluster.changes(plan, current)
             if problems:
                 module.fail_json(msg='cluster %s exists but cannot carry GPUDirect-%s node pools, and these cannot be changed in place: %s; '
@@ -281,9 +290,9 @@ def main():
                     after['currentMasterVersion'] = value
                 if not module.check_mode:
                     container.run('PUT', path, 'update cluster %s (%s)' % (name, field), body={'update': update},
-                                  timeout=params['wait_timeout'], progress=progress)
+                                  timeout=params['timeout'], progress=progress)
         if not module.check_mode:
-            current = wait_running(container, path, params['wait_timeout'], sleep)
+            current = wait_running(container, path, params['timeout'], sleep)
             after = gke_cluster.view(current)
         result.update(results(current))
         if params['kubeconfig_path'] and current is not None:
@@ -292,7 +301,7 @@ def main():
                     result['actions'].append('write kubeconfig %s' % params['kubeconfig_path'])
             except OSError as exc:
                 module.fail_json(msg='kubeconfig_path: cannot write %s: %s' % (params['kubeconfig_path'], exc), **result)
-    except (PlanError, GcpError) as exc:
+    except (InputError, GcpError) as exc:
         module.fail_from(exc, **result)
     module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
 

@@ -193,11 +193,13 @@ options:
       - Seconds to wait for all of the pool's Nodes to register.
     type: int
     default: 600
-  wait_timeout:
+  timeout:
     description:
       - Seconds to wait for each Container operation.
+      - C(wait_timeout) is its old name, deprecated (removed in 1.0.0).
     type: int
     default: 3600
+    aliases: [wait_timeout]
   wait:
     description:
       - V(false) returns as soon as GKE has accepted the create of the pool (also the create of a recreate), without
@@ -294,15 +296,22 @@ immutable:
   returned: when an existing pool differs in them
   type: list
   elements: str
+progress:
+  description: Progress lines of the Container operations awaited, in the order they happened.
+  returned: always
+  type: list
+  elements: str
+  sample: ["operation-2 CREATE_NODE_POOL RUNNING", "operation-2 CREATE_NODE_POOL DONE"]
 operations:
-  description: Progress lines of the Container operations awaited.
+  description: The same list as RV(progress), under its old name (deprecated, removed in 1.0.0).
   returned: always
   type: list
   elements: str
 """
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
@@ -328,17 +337,17 @@ class PoolRunner:
 
     @staticmethod
     def capacity_named(action, call):
-        """call(), its capacity or quota error raised as a PlanError that names it and what to try instead."""
+        """call(), its capacity or quota error raised as an InputError that names it and what to try instead."""
         try:
             return call()
         except GcpError as exc:
             message = common.capacity_message(exc, action)
             if message:
-                raise PlanError(message) from None
+                raise InputError(message) from None
             raise
 
     def run(self, method, path, action, body=None, target=None, wait=True):
-        return self.capacity_named(action, lambda: self.container.run(method, path, action, body=body, timeout=self.params['wait_timeout'],
+        return self.capacity_named(action, lambda: self.container.run(method, path, action, body=body, timeout=self.params['timeout'],
                                                                       progress=self.progress, target=target, wait=wait))
 
     def create(self, body, wait=True):
@@ -353,7 +362,7 @@ class PoolRunner:
         operation = self.container.newest_operation(self.location, self.target, action, running=True)
         if operation is not None:
             self.progress(operation)
-            self.capacity_named(action, lambda: self.container.wait(operation, action, timeout=self.params['wait_timeout'],
+            self.capacity_named(action, lambda: self.container.wait(operation, action, timeout=self.params['timeout'],
                                                                     progress=self.progress))
         return self.read()
 
@@ -376,7 +385,7 @@ def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     progress = common.Progress()
-    result = {'actions': [], 'operations': progress.lines}
+    result = {'actions': [], 'progress': progress.lines, 'operations': progress.lines}
     runner = PoolRunner(module, params, progress)
     container = module.container
     try:
@@ -453,7 +462,7 @@ def main():
                                                          params['name'], expected=expected, timeout=params['nodes_timeout'])
         if current is not None:
             result['node_pool'] = current
-    except (PlanError, GcpError) as exc:
+    except (InputError, GcpError) as exc:
         module.fail_from(exc, **result)
     module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
 

@@ -204,7 +204,8 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import insta
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import FIELD, InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common as gke_common
@@ -247,7 +248,6 @@ STAGES = {
 KUBERNETES_ROLES = ('gke_gpudirect', 'gke_rdma')
 TYPE_WORDS = {'int': 'a whole number', 'float': 'a number', 'bool': 'true or false', 'list': 'a list', 'dict': 'a mapping',
               'str': 'a string', 'path': 'a path'}
-FIELD = re.compile(r'^([a-z_]+(?:\.[a-z_]+)?(?:/[a-z_]+(?:\.[a-z_]+)?)*): ')
 
 
 class Problems:
@@ -345,12 +345,12 @@ def plan_stages(stages, project, problems):
     if 'network' in stages:
         try:
             network_plan = gce_network.plan_from_params(stages['network'], project)
-        except PlanError as exc:
+        except InputError as exc:
             problems.add('network', str(exc))
     if 'instances' in stages:
         try:
             instances = gce_instance.build_from_params(stages['instances'], project)
-        except PlanError as exc:
+        except InputError as exc:
             problems.add('instances', str(exc))
     if 'host' in stages:
         try:
@@ -453,10 +453,10 @@ def read_gke(container, compute, stages, problems):
             gke_cluster.check_location(location)
             server_config = container.get('%s/serverConfig' % location, action='read the GKE versions of %s' % location)
             if server_config is None:
-                raise PlanError("location: '%s' is not a location of Kubernetes Engine; give a zone or region such as us-central1-a"
-                                % location)
+                raise InputError("location: '%s' is not a location of Kubernetes Engine; give a zone or region such as us-central1-a"
+                                 % location)
             cluster_plan = gke_cluster.plan_from_params(cluster_params, server_config)
-        except PlanError as exc:
+        except InputError as exc:
             problems.add('cluster', str(exc))
         except GcpError as exc:
             if exc.status not in (400, 404):
@@ -477,14 +477,14 @@ def read_gke(container, compute, stages, problems):
     try:
         pool_plan = gke_node_pool.plan_from_params(
             pool_params, current_cluster or (planned_cluster(cluster_plan) if cluster_plan else None), cluster_planned=True)
-    except PlanError as exc:
+    except InputError as exc:
         problems.add('node_pool', str(exc))
         return
     zones = pool_params['node_locations'] or ([pool_params['location']] if gke_cluster.ZONE_PATTERN.match(pool_params['location']) else [])
     for zone in zones:
         try:
             lookups.check_machine_type(compute, zone, pool_plan.family.machine_type, field='node_locations')
-        except PlanError as exc:
+        except InputError as exc:
             problems.add('node_pool', str(exc))
             return
     affinity = pool_plan.body['config']['reservationAffinity']
@@ -564,7 +564,7 @@ def read_stages(compute, stages, network_plan, instances, problems):
     if network_plan is not None and instances is None:   # with VMs, check_references reads the region's zones once
         try:
             lookups.zones_of_region(compute, network_plan.region, field='region')
-        except PlanError as exc:
+        except InputError as exc:
             problems.add('network', str(exc))
             return
     if instances is None:
@@ -574,7 +574,7 @@ def read_stages(compute, stages, network_plan, instances, problems):
     planned = {chain.subnet.name: chain.subnet.body['ipCidrRange'] for chain in network_plan.chains} if network_plan else {}
     try:
         networks = lookups.check_references(compute, spec, names, params['zone'], params['fallback_zones'], planned_subnets=planned)
-    except PlanError as exc:
+    except InputError as exc:
         problems.add('instances', str(exc))
         return
     planned_networks = set(network_plan.network_names) if network_plan else set()

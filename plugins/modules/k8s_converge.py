@@ -81,10 +81,13 @@ options:
     description: With O(state=absent), wait until each object is gone before the next is deleted (a finalizer, an operator), read every second.
     type: bool
     default: false
-  wait_timeout:
-    description: Seconds to wait for each object with O(wait).
+  timeout:
+    description:
+      - Seconds to wait for each object with O(wait).
+      - C(wait_timeout) is its old name, deprecated (removed in 1.0.0).
     type: int
     default: 120
+    aliases: [wait_timeout]
 seealso:
   - module: kubernetes.core.k8s
 """

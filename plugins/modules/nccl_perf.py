@@ -306,12 +306,12 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import comm
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import preflight as nccl_preflight
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 NVIDIA_SMI_FALLBACKS = ('/var/lib/nvidia/bin/nvidia-smi', '/usr/local/nvidia/bin/nvidia-smi')
 
 
 argument_spec = nccl_command.argument_spec
-UsageError = nccl_command.UsageError
 
 
 TIMEOUT_EXIT_CODES = (124, 137)
@@ -378,7 +378,7 @@ def preflight(module, family):
                              % (binary, exc))
     expected = module.params['expected_gpus'] or (family.gpu_count if family else None)
     problems = nccl_preflight.check_gpus(gpus, topology, expected_count=expected, gpu_model=family.gpu_model if family else None,
-                                         min_driver=families.MIN_NVIDIA_DRIVER)
+                                         min_driver=families.MIN_NVIDIA_DRIVER, requested=module.params['ngpus'])
     facts = {'nvidia_smi': binary, 'gpus': gpus, 'topology': topology, 'problems': problems, 'passed': not problems}
     if problems:
         module.fail_json(msg='preflight: the GPUs are not fit for an NCCL test: %s' % '; '.join(problems), preflight=facts)
@@ -402,7 +402,7 @@ def keep_log(module, text, failed):
 
 def read_parse_input(params):
     if params['output'] is not None and params['path']:
-        raise UsageError('output / path: give one of them, not both')
+        raise InputError('output / path: give one of them, not both')
     if params['output'] is not None:
         return params['output']
     if params['path']:
@@ -410,8 +410,8 @@ def read_parse_input(params):
             with open(params['path'], encoding='utf-8', errors='replace') as handle:
                 return handle.read()
         except OSError as exc:
-            raise UsageError('path: cannot read %s (%s); give the file nccl-tests output was saved to' % (params['path'], exc)) from None
-    raise UsageError('output: mode parse needs the output to judge; give output (text) or path (a file on the target)')
+            raise InputError('path: cannot read %s (%s); give the file nccl-tests output was saved to' % (params['path'], exc)) from None
+    raise InputError('output: mode parse needs the output to judge; give output (text) or path (a file on the target)')
 
 
 def run_problems(module, extra):

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""kubernetes.core's client for the collection's Kubernetes actions (k8s_converge, pod_exec), in the task's worker.
+"""kubernetes.core's client for the collection's Kubernetes actions (k8s_converge, k8s_wait, pod_exec), in the task's worker.
 
 The client and its configuration are kubernetes.core's own (module_utils/k8s/client.py ``get_api_client``: the same
 kubeconfig and context handling as its modules), with the connection options a play's ``module_defaults`` give
@@ -73,9 +73,10 @@ class KubeApi:
         except self.exceptions.DynamicApiError as exc:
             raise self._refusal(exc) from None
 
-    def list(self, resource, namespace):
+    def list(self, resource, namespace, label_selector=None, field_selector=None):
         try:
-            return resource.get(namespace=namespace).to_dict().get('items') or []
+            return resource.get(namespace=namespace, label_selector=label_selector,
+                                field_selector=field_selector).to_dict().get('items') or []
         except self.exceptions.DynamicApiError as exc:
             raise self._refusal(exc) from None
 
@@ -139,7 +140,10 @@ def kubernetes_core_defaults(module_defaults, template):
     found = {}
     for key in KUBERNETES_CORE_DEFAULTS:
         found.update({name: value for name, value in (merged.get(key) or {}).items() if name in AUTH_OPTIONS})
-    return {name: value for name, value in template(found).items() if value is not None and value != ''}
+    # ``default(omit)`` there: ansible-core 2.19 and later drop the key when templating; older ones leave omit's
+    # placeholder string, which only a module's arguments are cleaned of.
+    return {name: value for name, value in template(found).items()
+            if value is not None and value != '' and not str(value).startswith('__omit_place_holder__')}
 
 
 def api_client(auth, action):

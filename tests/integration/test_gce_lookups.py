@@ -9,7 +9,8 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 from test_gcp_client import PROJECT, make_clients
 
@@ -59,10 +60,10 @@ def test_the_first_problem_reported_is_the_first_check_s(sandbox):
     compute = make_clients(sandbox).compute
     # An unknown zone and an unknown image family: the zone is checked first, so it is the one reported.
     names, spec, params = spec_of(zone='us-central1-z', image_family='no-such-family')
-    with pytest.raises(PlanError, match=r"^zone: zone 'us-central1-z' does not exist in region us-central1"):
+    with pytest.raises(InputError, match=r"^zone: zone 'us-central1-z' does not exist in region us-central1"):
         lookups.check_references(compute, spec, names, params['zone'], params['fallback_zones'])
     names, spec, params = spec_of(image_family='no-such-family')
-    with pytest.raises(PlanError, match=r"^image_family: image family 'no-such-family' does not exist"):
+    with pytest.raises(InputError, match=r"^image_family: image family 'no-such-family' does not exist"):
         lookups.check_references(compute, spec, names, params['zone'], params['fallback_zones'])
 
 

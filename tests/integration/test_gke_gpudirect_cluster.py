@@ -184,7 +184,7 @@ def test_a_busy_cluster_is_awaited_then_updated(sandbox, cluster, api):
     sandbox.operation_latency['CREATE_NODE_POOL'] = 1.0   # only the node pool creation takes time (bench/gke.py uses this)
     api.must('POST', '/v1/projects/%s/locations/%s/clusters/busy/nodePools' % (PROJECT, ZONE),
              {'nodePool': {'name': 'cpu', 'initialNodeCount': 1}})
-    result = cluster(cluster='busy', wait_timeout=60)
+    result = cluster(cluster='busy', timeout=60)
     assert result['changed'] is True, result
     puts = [e['status'] for e in sandbox.request_log() if e['method'] == 'PUT']
     assert puts == [400, 200], 'refused while the node pool was being created, then sent again: %s' % puts

@@ -205,7 +205,8 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
                                                                 gke_gpudirect_nccl_thresholds=low))
         ok(run)
         assert counts['changed'] > 0
-        assert 'nccl-tcpxo-installer: ready on 2 GPU nodes' in run.stdout and 'device-injector: ready on 2 GPU nodes' in run.stdout
+        assert re.search(r'\nDaemonSets (nccl-tcpxo-installer, device-injector|device-injector, nccl-tcpxo-installer) on the 2 GPU '
+                         r'nodes: ready \(\d+ reads?, \d+ s\)\n', run.stdout), run.stdout[-4000:]
         with open(str(tmp_path / 'pass' / 'nccl-test.log'), encoding='utf-8') as handle:
             log = handle.read()
         assert 'synthetic' in log and 'demo-run-nccl-test-tcpxo-via-mpi.sh' in log   # the seed's /scripts/allgather.sh ran
@@ -268,8 +269,8 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         finally:
             live.kube().plane.resume('kwok')
         assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
-        assert re.search(r'nccl-tcpxo-installer: pending: DaemonSet kube-system/nccl-tcpxo-installer \w+ \d of 2; '
-                         r'GPU nodes without a ready nccl-tcpxo-installer Pod: \S+', run.stdout), run.stdout[-4000:]
+        assert re.search(r'on the 2 GPU nodes: pending: DaemonSet kube-system/nccl-tcpxo-installer \w+ \d of 2 \(still pending after '
+                         r'\d+ s, \d+ reads\);[^"]* nodes without a ready Pod of its current spec: gke-\S+', run.stdout), run.stdout[-4000:]
         ok(live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_plugin_image=image))[0])   # back to step 6's installer, ready
 
         # 7. Params that point at VPCs which do not exist (another prefix: generation 2 of every GKENetworkParamSet).

@@ -111,8 +111,8 @@ def test_the_kubernetes_objects_are_applied_while_the_node_pool_is_created(live,
         held.stop.set()
         held.thread.join(timeout=5)
     assert held.applied_meanwhile, 'the Networks and DaemonSets were not applied while the node pool was being created'
-    for name in DAEMONSETS:
-        assert re.search(r'%s: ready on 2 GPU nodes' % name, first.stdout), first.stdout[-4000:]
+    ready = re.search(r'\nDaemonSets ([\w, -]+) on the 2 GPU nodes: ready', first.stdout)
+    assert ready and sorted(ready.group(1).split(', ')) == sorted(DAEMONSETS), first.stdout[-4000:]
     assert '8 additional networks' in first.stdout
     kube = live.kube.cluster(CLUSTER_KEY)
     assert sorted(n['metadata']['name'] for n in kube.store.list('networks.networking.gke.io')

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Optional
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+
 
 # ---------------------------------------------------------------------------------------------
 # Compute Engine instance defaults (seed 000, "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" and
@@ -138,10 +140,10 @@ def check_provisioning_model(family, provisioning_model, field='provisioning_mod
     (a model its family's sources do not list). Families whose models no source lists are not checked."""
     model = str(provisioning_model or STANDARD).upper()
     if model not in PROVISIONING_MODELS:
-        raise ValueError('%s: unknown provisioning model %r; choose one of: %s'
+        raise InputError('%s: unknown provisioning model %r; choose one of: %s'
                          % (field, provisioning_model, ', '.join(PROVISIONING_MODELS)))
     if family.provisioning_models is not None and model not in family.provisioning_models:
-        raise ValueError('%s: %s does not support %s; use one of: %s'
+        raise InputError('%s: %s does not support %s; use one of: %s'
                          % (field, family.machine_type, model, ', '.join(family.provisioning_models)))
     return PROVISIONING_MODELS[model]
 
@@ -167,4 +169,4 @@ def check_boot_disk_type(machine_type, disk_type, field='boot_disk_type'):
     """Raise ValueError when ``machine_type`` cannot boot from ``disk_type`` (unset: the API's default)."""
     allowed = BOOT_DISK_TYPES.get(machine_type)
     if disk_type and allowed is not None and disk_type not in allowed:
-        raise ValueError('%s: %s does not take %s disks; use one of: %s' % (field, machine_type, disk_type, ', '.join(allowed)))
+        raise InputError('%s: %s does not take %s disks; use one of: %s' % (field, machine_type, disk_type, ', '.join(allowed)))

@@ -32,6 +32,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.compute 
     COS_IMAGE_FAMILY, COS_IMAGE_PROJECT, FLEX_START, GCE_METADATA, GCE_SCOPES, RESERVATION_BOUND, SPOT, STANDARD,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links import resource_name
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 # ---------------------------------------------------------------------------------------------
 # Technologies and platforms
@@ -204,7 +205,7 @@ def choices_text(values):
 def check_technology(technology, field='technology'):
     tech = str(technology or '').upper().replace('GPUDIRECT-', '')
     if tech not in TECHNOLOGIES:
-        raise ValueError('%s: unknown GPUDirect technology %r; choose one of: %s'
+        raise InputError('%s: unknown GPUDirect technology %r; choose one of: %s'
                          % (field, technology, ', '.join(TECHNOLOGIES)))
     return tech
 
@@ -212,7 +213,7 @@ def check_technology(technology, field='technology'):
 def check_platform(platform, field='platform'):
     plat = str(platform or '').lower()
     if plat not in PLATFORMS:
-        raise ValueError('%s: unknown platform %r; choose one of: %s' % (field, platform, ', '.join(PLATFORMS)))
+        raise InputError('%s: unknown platform %r; choose one of: %s' % (field, platform, ', '.join(PLATFORMS)))
     return plat
 
 
@@ -225,7 +226,7 @@ def get_family(machine_type, field='machine_type'):
     try:
         return FAMILIES[resource_name(machine_type)]
     except KeyError:
-        raise ValueError('%s: %r is not a GPUDirect machine family known to aiinfra.gpudirect; choose one of: %s'
+        raise InputError('%s: %r is not a GPUDirect machine family known to aiinfra.gpudirect; choose one of: %s'
                          % (field, machine_type, choices_text(FAMILIES))) from None
 
 

@@ -14,9 +14,10 @@ from types import MappingProxyType
 from typing import Optional, Tuple
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families import (
-    FAMILIES, GKE, RDMA, TCPX, TCPXO, check_technology, choices_text, families_for_technology,
+    FAMILIES, GKE, RDMA, TCPX, TCPXO, check_technology, families_for_technology,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import DMABUF_DEVICE, TCPX_REPOSITORY, TCPXO_REPOSITORY, GIB_REPOSITORY
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 # ---------------------------------------------------------------------------------------------
 # GKE facts for TCPXO / TCPX (seed 003)
@@ -239,7 +240,7 @@ def gke_stack(technology):
     """Return the :class:`GkeStack` for ``TCPXO`` or ``TCPX`` (RDMA: :data:`GKE_RDMA`)."""
     tech = check_technology(technology)
     if tech not in GKE_STACKS:
-        raise ValueError('technology: %s on GKE is described by GKE_RDMA (seed 001), not a GkeStack; choose one of: %s'
+        raise InputError('technology: %s on GKE is described by GKE_RDMA (seed 001), not a GkeStack; choose one of: %s'
                          % (tech, ', '.join(GKE_STACKS)))
     return GKE_STACKS[tech]
 
@@ -257,23 +258,6 @@ def gke_pod_annotations(technology):
         'networking.gke.io/default-interface': stack.default_interface,
         'networking.gke.io/interfaces': '[\n%s\n]\n' % body,
     }
-
-
-def gke_network_manifests(technology, prefix):
-    """Network + GKENetworkParamSet objects for every data NIC (seed 003 "Crea el entorno de GKE")."""
-    gke_stack(technology)
-    count = families_for_technology(technology)[0].data_nic_count
-    networks, params = [], []
-    for n in range(1, count + 1):
-        name = GKE_NETWORK_NAME.format(n=n)
-        networks.append({'apiVersion': GKE_NETWORK_API_VERSION, 'kind': 'Network', 'metadata': {'name': name},
-                         'spec': {'parametersRef': {'group': 'networking.gke.io', 'kind': 'GKENetworkParamSet', 'name': name},
-                                  'type': GKE_NETWORK_TYPE}})
-        params.append({'apiVersion': GKE_NETWORK_API_VERSION, 'kind': 'GKENetworkParamSet', 'metadata': {'name': name},
-                       'spec': {'vpc': GKE_VPC_LAYOUT['network'].format(prefix=prefix, n=n),
-                                'vpcSubnet': GKE_VPC_LAYOUT['subnet'].format(prefix=prefix, n=n),
-                                'deviceMode': GKE_NETWORK_DEVICE_MODE}})
-    return networks + params
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,7 +345,7 @@ def parse_gke_version(version, field='gke_version'):
     """``1.29.3-gke.1093000`` -> ``(1, 29, 3, 1093000)``; ``1.30`` -> ``(1, 30, None, None)``."""
     match = _GKE_VERSION_RE.match(str(version or '').strip())
     if not match:
-        raise ValueError("%s: %r is not a GKE version; write MAJOR.MINOR or MAJOR.MINOR.PATCH-gke.N, "
+        raise InputError("%s: %r is not a GKE version; write MAJOR.MINOR or MAJOR.MINOR.PATCH-gke.N, "
                          "e.g. 1.30.4-gke.1129000" % (field, version))
     return tuple(int(g) if g is not None else None for g in match.groups())
 
@@ -377,7 +361,7 @@ def gke_version_floor(technology, version, cluster_mode='standard'):
     if tech == RDMA:
         mode = str(cluster_mode).lower()
         if mode not in ('standard', 'autopilot'):
-            raise ValueError("cluster_mode: %r; choose one of: autopilot, standard" % (cluster_mode,))
+            raise InputError("cluster_mode: %r; choose one of: autopilot, standard" % (cluster_mode,))
         return GKE_RDMA['min_version_%s' % mode]
     stack = GKE_STACKS[tech]
     minor = '%d.%d' % parsed[:2]
@@ -397,7 +381,7 @@ def check_gke_version(technology, version, cluster_mode='standard', field='gke_v
     """
     tech = check_technology(technology)
     if tech != RDMA and str(cluster_mode).lower() != 'standard':
-        raise ValueError('cluster_mode: GPUDirect-%s is not supported on Autopilot clusters; use a Standard cluster' % tech)
+        raise InputError('cluster_mode: GPUDirect-%s is not supported on Autopilot clusters; use a Standard cluster' % tech)
     if str(version).strip().lower() == 'latest':
         return
     parsed = parse_gke_version(version, field)
@@ -411,18 +395,8 @@ def check_gke_version(technology, version, cluster_mode='standard', field='gke_v
         ok = _key(parsed) >= _key(floor_parsed)
     if not ok:
         seed = '001' if tech == RDMA else '003 "Requisitos"'
-        raise ValueError('%s: %s is older than %s, the minimum GKE version for GPUDirect-%s on a %s cluster '
+        raise InputError('%s: %s is older than %s, the minimum GKE version for GPUDirect-%s on a %s cluster '
                          '(seed %s); use %s or later' % (field, version, floor, tech, cluster_mode, seed, floor))
-
-
-def family_for_gke_accelerator(name, field='accelerator_type'):
-    """Return the :class:`Family` whose GKE accelerator type is ``name`` (e.g. ``nvidia-h100-mega-80gb``)."""
-    for family in FAMILIES.values():
-        if family.gke_accelerator is not None and family.gke_accelerator == name:
-            return family
-    known = [f.gke_accelerator for f in FAMILIES.values() if f.gke_accelerator]
-    raise ValueError('%s: %r is not a GKE accelerator with GPUDirect support; choose one of: %s'
-                     % (field, name, choices_text(known)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from types import MappingProxyType
 from typing import Optional, Tuple
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families import GCE, GKE, TCPX, TCPXO, check_platform, check_technology, eth_names
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.image_reference import ImageReference
 
 # ---------------------------------------------------------------------------------------------
 # Container-Optimized OS host facts (seed 000, "GPU ドライバをインストールする", "NIC に GPU へのアクセス権を
@@ -183,7 +185,7 @@ def host_stack(technology):
     """Return the :class:`HostStack` of a COS host for ``TCPXO`` or ``TCPX``."""
     tech = check_technology(technology)
     if tech not in HOST_STACKS:
-        raise ValueError('technology: %s has no Compute Engine host stack in aiinfra.gpudirect (the seeds set it up '
+        raise InputError('technology: %s has no Compute Engine host stack in aiinfra.gpudirect (the seeds set it up '
                          'on GKE only: --gpudirect-strategy=rdma); choose one of: %s' % (tech, ', '.join(HOST_STACKS)))
     return HOST_STACKS[tech]
 
@@ -249,10 +251,8 @@ def _normalize_version(value):
     """``v1.0.19``, ``1.0.19`` or a full image reference ``repo:v1.0.19`` -> ``v1.0.19``;
     ``latest`` / untagged reference -> ``None``."""
     text = str(value).strip()
-    last = text.rsplit('/', 1)[-1]
-    if '/' in text or ':' in last:
-        last = last.split('@', 1)[0]
-        text = last.split(':', 1)[1] if ':' in last else ''
+    if '/' in text or ':' in text:
+        text = ImageReference.parse(text).tag or ''
     if text.lower() in _UNTAGGED:
         return None
     if re.match(r'^\d', text):
@@ -281,7 +281,7 @@ def version_pair(technology, rxdm=None, plugin=None, platform=GCE):
     plat = check_platform(platform)
     pairs = version_pairs(tech)
     if not pairs:
-        raise ValueError('technology: %s has no RxDM / NCCL plugin pair: on GKE the gIB NCCL plugin is installed by '
+        raise InputError('technology: %s has no RxDM / NCCL plugin pair: on GKE the gIB NCCL plugin is installed by '
                          '--gpudirect-strategy=rdma (seed 001); choose one of: %s'
                          % (tech, ', '.join(sorted({p.technology for p in VERSION_PAIRS}))))
     known = '; '.join(_pair_label(p) for p in pairs)
@@ -289,7 +289,7 @@ def version_pair(technology, rxdm=None, plugin=None, platform=GCE):
         for pair in pairs:
             if plat in pair.default_for:
                 return pair
-        raise ValueError('platform: %s has no default %s version pair; known pairs: %s' % (plat, tech, known))
+        raise InputError('platform: %s has no default %s version pair; known pairs: %s' % (plat, tech, known))
     want_rxdm = _normalize_version(rxdm) if rxdm is not None else None
     want_plugin = _normalize_version(plugin) if plugin is not None else None
     matches = [p for p in pairs
@@ -298,9 +298,9 @@ def version_pair(technology, rxdm=None, plugin=None, platform=GCE):
         preferred = [p for p in matches if plat in p.default_for] or [p for p in matches if plat in p.platforms]
         return (preferred or matches)[0]
     if rxdm is not None and plugin is not None:
-        raise ValueError('rxdm_version / plugin_version: %s RxDM %s and NCCL plugin %s are not a known-good pair '
+        raise InputError('rxdm_version / plugin_version: %s RxDM %s and NCCL plugin %s are not a known-good pair '
                          '(RxDM and plugin must match); use one of: %s'
                          % (tech, want_rxdm or 'untagged', want_plugin or 'untagged', known))
     field, value = ('rxdm_version', want_rxdm) if rxdm is not None else ('plugin_version', want_plugin)
-    raise ValueError('%s: %s %s is not in a known-good %s pair; use one of: %s'
+    raise InputError('%s: %s %s is not in a known-good %s pair; use one of: %s'
                      % (field, field.split('_', 1)[0], value or 'untagged', tech, known))

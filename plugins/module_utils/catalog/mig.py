@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Tuple
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families import TCPX, TCPXO
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 MEMORY_SLICES = 8
 COMPUTE_SLICES = 7
@@ -82,7 +83,7 @@ def profiles_for_gpu(name):
     try:
         return GPU_PROFILES[name]
     except KeyError:
-        raise ValueError('no MIG profiles are known for %r; known GPUs: %s' % (name, ', '.join(sorted(GPU_PROFILES)))) from None
+        raise InputError('no MIG profiles are known for %r; known GPUs: %s' % (name, ', '.join(sorted(GPU_PROFILES)))) from None
 
 
 def gpu_name_for_family(family):

@@ -21,6 +21,8 @@ import time
 import urllib.parse
 from datetime import datetime, timedelta, timezone
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.image_reference import ImageReference
+
 DEFAULT_SOCKET = '/var/run/docker.sock'
 API_VERSION = '1.41'
 PULL_POLICIES = ('always', 'missing', 'never')
@@ -240,14 +242,10 @@ def demux_logs(data):
 def split_image_ref(ref):
     """``registry:5000/repo/name:tag`` -> (``registry:5000/repo/name``, ``tag``); no tag -> ``latest``;
     a digest reference keeps its digest as the tag (the API accepts it there)."""
-    if '@' in ref:
-        repository, digest = ref.split('@', 1)
-        return repository, digest
-    last = ref.rsplit('/', 1)[-1]
-    if ':' in last:
-        repository, tag = ref.rsplit(':', 1)
-        return repository, tag
-    return ref, 'latest'
+    reference = ImageReference.parse(ref)
+    if reference.digest:
+        return str(reference._replace(digest=None)), reference.digest
+    return reference.name, reference.tag or 'latest'
 
 
 def short_id(image_or_container_id):

@@ -17,6 +17,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import f
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import mig as mig_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import mig as host_mig
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 HOST_ARGUMENT_SPEC = {
     'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
@@ -46,10 +47,6 @@ DRIVER_VERSION = re.compile(r'^(latest|\d{3}(\.\d{1,3}){1,2})$')
 MIG_KEYS = ('state', 'gpus', 'instances', 'allow_gpu_reset')
 
 
-class HostInputError(ValueError):
-    """A host preparation input that cannot work; the text names the field and the fix."""
-
-
 def check_host_inputs(params):
     """Refuse the role's inputs that would fail on the hosts, or open them wider than asked."""
     family = families.get_family(params['machine_type'], field='machine_type')
@@ -58,26 +55,26 @@ def check_host_inputs(params):
             try:
                 network = ipaddress.ip_network(value, strict=True)
             except ValueError as exc:
-                raise HostInputError('firewall_source_ranges: %r is not a CIDR range (%s); write it like 192.168.1.0/24' % (value, exc)) from None
+                raise InputError('firewall_source_ranges: %r is not a CIDR range (%s); write it like 192.168.1.0/24' % (value, exc)) from None
             if network.version != 4:
-                raise HostInputError('firewall_source_ranges: %s is IPv6; the data networks are IPv4 (iptables, not ip6tables)' % value)
+                raise InputError('firewall_source_ranges: %s is IPv6; the data networks are IPv4 (iptables, not ip6tables)' % value)
         ranges = [ipaddress.ip_network(value) for value in params['firewall_source_ranges']]
         if any(network.prefixlen == 0 for network in ipaddress.collapse_addresses(ranges)):
-            raise HostInputError('firewall_source_ranges: %s together accept TCP from anywhere; give the data subnets, or set firewall: '
-                                 'accept_all to say you mean the manual\'s rule' % ' + '.join(params['firewall_source_ranges']))
+            raise InputError('firewall_source_ranges: %s together accept TCP from anywhere; give the data subnets, or set firewall: '
+                             'accept_all to say you mean the manual\'s rule' % ' + '.join(params['firewall_source_ranges']))
     elif params['firewall_source_ranges']:
-        raise HostInputError('firewall_source_ranges: only firewall: data_ranges uses them; remove them or set firewall: data_ranges')
+        raise InputError('firewall_source_ranges: only firewall: data_ranges uses them; remove them or set firewall: data_ranges')
     if not DRIVER_VERSION.match(str(params['gpu_driver_version'])):
-        raise HostInputError('gpu_driver_version: %r is not a driver version cos-extensions installs; give latest or a version '
-                             'such as 535.183.01' % (params['gpu_driver_version'],))
+        raise InputError('gpu_driver_version: %r is not a driver version cos-extensions installs; give latest or a version '
+                         'such as 535.183.01' % (params['gpu_driver_version'],))
     for field in ('rxdm_ready_timeout', 'plugin_install_timeout'):
         if params[field] <= 0:
-            raise HostInputError('%s: %d seconds; give a positive number of seconds' % (field, params[field]))
+            raise InputError('%s: %d seconds; give a positive number of seconds' % (field, params[field]))
     if not params['force_version_pair']:
         try:
             host_stacks.version_pair(family.technology, rxdm=params['rxdm_version'] or None, plugin=params['plugin_version'] or None)
         except ValueError as exc:
-            raise HostInputError(str(exc)) from None
+            raise InputError(str(exc)) from None
     check_mig_inputs(params, family)
 
 
@@ -88,24 +85,24 @@ def check_mig_inputs(params, family):
         return
     unknown = sorted(set(mig) - set(MIG_KEYS))
     if unknown:
-        raise HostInputError('mig: unknown key(s) %s; it takes %s' % (', '.join(unknown), ', '.join(MIG_KEYS)))
+        raise InputError('mig: unknown key(s) %s; it takes %s' % (', '.join(unknown), ', '.join(MIG_KEYS)))
     state = mig.get('state') or 'enabled'
     if state not in ('enabled', 'disabled'):
-        raise HostInputError('mig: state %r; choose enabled or disabled' % (state,))
+        raise InputError('mig: state %r; choose enabled or disabled' % (state,))
     gpus = mig.get('gpus') or []
     wrong = [gpu for gpu in gpus if not isinstance(gpu, int) or not 0 <= gpu < family.gpu_count]
     if wrong:
-        raise HostInputError('mig: gpus %s; %s has GPUs 0-%d' % (', '.join(map(str, wrong)), family.machine_type, family.gpu_count - 1))
+        raise InputError('mig: gpus %s; %s has GPUs 0-%d' % (', '.join(map(str, wrong)), family.machine_type, family.gpu_count - 1))
     if state == 'disabled':
         return
     if params['gpudirect'] and family.technology in mig_catalog.TECHNOLOGIES_WITHOUT_MIG:
-        raise HostInputError('mig: %s runs GPUDirect-%s, which does not work with multi-instance GPU; set gpudirect: false for the '
-                             'hosts that use MIG (no RxDM, no NCCL plugin), or remove mig' % (family.machine_type, family.technology))
+        raise InputError('mig: %s runs GPUDirect-%s, which does not work with multi-instance GPU; set gpudirect: false for the '
+                         'hosts that use MIG (no RxDM, no NCCL plugin), or remove mig' % (family.machine_type, family.technology))
     if not mig.get('instances'):
-        raise HostInputError('mig: instances: give the GPU instances each GPU gets, e.g. [{profile: 1g.10gb, count: 7}]')
+        raise InputError('mig: instances: give the GPU instances each GPU gets, e.g. [{profile: 1g.10gb, count: 7}]')
     gpu_name = mig_catalog.gpu_name_for_family(family)
     profiles = mig_catalog.profiles_for_gpu(gpu_name)
     try:
         host_mig.check_layout(host_mig.wanted_instances(mig['instances'], profiles, gpu_name), profiles, gpu_name)
     except (ValueError, TypeError, AttributeError) as exc:
-        raise HostInputError('mig: %s' % exc) from None
+        raise InputError('mig: %s' % exc) from None

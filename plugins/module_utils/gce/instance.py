@@ -18,7 +18,8 @@ import re
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import vm
 
 DURATION_PATTERN = re.compile(r'^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$')
 RESERVATION_KEY = 'compute.googleapis.com/reservation-name'
@@ -36,16 +37,16 @@ MIN_BOOT_DISK_GB = 10
 def check_zone_name(field, zone):
     """Refuse what cannot be a zone name; whether the zone exists is read from the API (gce/lookups.py)."""
     if REGION_PATTERN.match(zone or ''):
-        raise PlanError("%s: '%s' is a region, not a zone; give one of its zones, e.g. %s-a" % (field, zone, zone))
+        raise InputError("%s: '%s' is a region, not a zone; give one of its zones, e.g. %s-a" % (field, zone, zone))
     if not ZONE_PATTERN.match(zone or ''):
-        raise PlanError("%s: '%s' is not a zone name; write it as REGION-LETTER, e.g. us-central1-a" % (field, zone))
+        raise InputError("%s: '%s' is not a zone name; write it as REGION-LETTER, e.g. us-central1-a" % (field, zone))
 
 
 def parse_duration(field, value):
     """Seconds of a gcloud duration ('7d', '1h2m3s', '90s')."""
     match = DURATION_PATTERN.match(str(value or '').strip())
     if not value or not match or not any(match.groups()):
-        raise PlanError("%s: '%s' is not a duration; write it as days, hours, minutes and seconds, e.g. 1h30m or 7d" % (field, value))
+        raise InputError("%s: '%s' is not a duration; write it as days, hours, minutes and seconds, e.g. 1h30m or 7d" % (field, value))
     days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
@@ -56,7 +57,7 @@ def _check_range(field, seconds, bounds, extra_allowed=()):
         return
     if not low <= seconds <= high:
         allowed = ' (or %s)' % ', '.join('%ss' % value for value in extra_allowed) if extra_allowed else ''
-        raise PlanError('%s: %ss is outside %s-%s%s' % (field, seconds, bounds[0], bounds[1], allowed))
+        raise InputError('%s: %ss is outside %s-%s%s' % (field, seconds, bounds[0], bounds[1], allowed))
 
 
 def instance_names(names=None, count=None, name_pattern=None, prefix=None):
@@ -65,26 +66,26 @@ def instance_names(names=None, count=None, name_pattern=None, prefix=None):
         result = list(names)
     elif count is not None:
         if count < 1:
-            raise PlanError('count: %d VMs; give 1 or more (or list the names)' % count)
+            raise InputError('count: %d VMs; give 1 or more (or list the names)' % count)
         if not name_pattern:
-            raise PlanError('name_pattern: give a pattern with {n}, e.g. a3high-vm-{n}, or list the names')
+            raise InputError('name_pattern: give a pattern with {n}, e.g. a3high-vm-{n}, or list the names')
         if prefix is None and '{prefix}' in name_pattern:
-            raise PlanError('name_pattern: %r uses {prefix}, which comes from network_prefix; give names, or a pattern without {prefix}'
-                            % name_pattern)
+            raise InputError('name_pattern: %r uses {prefix}, which comes from network_prefix; give names, or a pattern without {prefix}'
+                             % name_pattern)
         try:
             result = [name_pattern.format(prefix=prefix, n=n) for n in range(1, count + 1)]
         except (KeyError, IndexError, ValueError) as exc:
-            raise PlanError('name_pattern: %r has an unknown placeholder (%s); use {prefix} and {n}' % (name_pattern, exc)) from None
+            raise InputError('name_pattern: %r has an unknown placeholder (%s); use {prefix} and {n}' % (name_pattern, exc)) from None
         if len(set(result)) != len(result):
-            raise PlanError('name_pattern: %r gives the same name to every VM; put {n} in it' % name_pattern)
+            raise InputError('name_pattern: %r gives the same name to every VM; put {n} in it' % name_pattern)
     else:
-        raise PlanError('count: give the number of VMs (1 or more), or list their names')
+        raise InputError('count: give the number of VMs (1 or more), or list their names')
     for name in result:
         if not compute.GCE_NAME_PATTERN.match(name):
-            raise PlanError("names: '%s' is not a valid VM name (lowercase letters, digits and hyphens, starting with a letter, "
-                            "at most 63 characters)" % name)
+            raise InputError("names: '%s' is not a valid VM name (lowercase letters, digits and hyphens, starting with a letter, "
+                             "at most 63 characters)" % name)
     if len(set(result)) != len(result):
-        raise PlanError('names: %s appears more than once' % sorted({n for n in result if result.count(n) > 1})[0])
+        raise InputError('names: %s appears more than once' % sorted({n for n in result if result.count(n) > 1})[0])
     return result
 
 
@@ -92,14 +93,14 @@ def check_interfaces(family, pairs):
     """The catalog's NIC rule: 1 management + N data NICs, each on its own VPC network."""
     expected = family.nic_count
     if len(pairs) != expected:
-        raise PlanError('network_interfaces: %s needs %d NICs (%d management + %d data, %s), %d given; use network_prefix or list %d'
-                        % (family.machine_type, expected, family.management_nic_count, family.data_nic_count,
-                           family.technology, len(pairs), expected))
+        raise InputError('network_interfaces: %s needs %d NICs (%d management + %d data, %s), %d given; use network_prefix or list %d'
+                         % (family.machine_type, expected, family.management_nic_count, family.data_nic_count,
+                            family.technology, len(pairs), expected))
     networks = [links.resource_name(network) for network, _subnet in pairs]
     duplicated = sorted({name for name in networks if networks.count(name) > 1})
     if duplicated:
-        raise PlanError('network_interfaces: network %s carries more than one NIC; each NIC of a VM needs its own VPC network'
-                        % duplicated[0])
+        raise InputError('network_interfaces: network %s carries more than one NIC; each NIC of a VM needs its own VPC network'
+                         % duplicated[0])
 
 
 class InstanceSpec:
@@ -131,7 +132,7 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
                         image=None, image_family=None, image_project=None, boot_disk_size_gb=None, boot_disk_type=None,
                         metadata=None, service_account_email='default', scopes=None, labels=None, tags=None,
                         placement_policy=None, external_ip=True, group=None):
-    """Check every input against the catalog and return the InstanceSpec; raise PlanError first.
+    """Check every input against the catalog and return the InstanceSpec; raise InputError first.
 
     ``group``: the VMs' group (their network prefix), labelled so that teardown finds every VM of it."""
     try:
@@ -139,9 +140,9 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
         model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model')
         compute.check_boot_disk_type(family.machine_type, boot_disk_type)
     except ValueError as exc:
-        raise PlanError(str(exc)) from None
+        raise InputError(str(exc)) from None
     if families.GCE not in family.platforms:
-        raise PlanError('machine_type: %s runs on GKE only in this collection; use the GKE roles' % family.machine_type)
+        raise InputError('machine_type: %s runs on GKE only in this collection; use the GKE roles' % family.machine_type)
     check_interfaces(family, interfaces)
     scheduling = {'onHostMaintenance': compute.ON_HOST_MAINTENANCE, 'automaticRestart': bool(restart_on_failure)}
     body = {'canIpForward': False, 'deletionProtection': False, 'scheduling': scheduling}
@@ -149,41 +150,41 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
         scheduling['provisioningModel'] = model.name
     if model.termination_action_required:
         if not termination_action:
-            raise PlanError('termination_action: %s needs one of %s (what happens to the VM when it is reclaimed or its time ends)'
-                            % (model.name.lower(), ', '.join(compute.TERMINATION_ACTIONS)))
+            raise InputError('termination_action: %s needs one of %s (what happens to the VM when it is reclaimed or its time ends)'
+                             % (model.name.lower(), ', '.join(compute.TERMINATION_ACTIONS)))
         scheduling['instanceTerminationAction'] = termination_action.upper()
     elif termination_action:
-        raise PlanError('termination_action: only spot, flex_start and reservation_bound VMs take one; remove it for %s' % model.name.lower())
+        raise InputError('termination_action: only spot, flex_start and reservation_bound VMs take one; remove it for %s' % model.name.lower())
     if model.name == compute.SPOT:
         # gcloud sends SPOT as preemptible without automatic restart, even with --restart-on-failure.
         scheduling.update(automaticRestart=False, preemptible=True)
     if model.max_run_duration_required:
         if not max_run_duration:
-            raise PlanError('max_run_duration: flex_start VMs need one (%s to %s), e.g. 7d' % compute.MAX_RUN_DURATION_RANGE)
+            raise InputError('max_run_duration: flex_start VMs need one (%s to %s), e.g. 7d' % compute.MAX_RUN_DURATION_RANGE)
         seconds = parse_duration('max_run_duration', max_run_duration)
         _check_range('max_run_duration', seconds, compute.MAX_RUN_DURATION_RANGE)
         scheduling['maxRunDuration'] = {'seconds': str(seconds)}
     elif max_run_duration:
-        raise PlanError('max_run_duration: only flex_start VMs take one in this collection; remove it for %s' % model.name.lower())
+        raise InputError('max_run_duration: only flex_start VMs take one in this collection; remove it for %s' % model.name.lower())
     if model.request_valid_for_duration_required:
         if request_valid_for_duration is None:
-            raise PlanError('request_valid_for_duration: flex_start VMs need one: 90s to 2h for this zone only, or 0s for any zone')
+            raise InputError('request_valid_for_duration: flex_start VMs need one: 90s to 2h for this zone only, or 0s for any zone')
         seconds = parse_duration('request_valid_for_duration', request_valid_for_duration) if request_valid_for_duration != '0s' else 0
         _check_range('request_valid_for_duration', seconds, compute.REQUEST_VALID_FOR_DURATION_RANGE, extra_allowed=(0,))
         body['params'] = {'requestValidForDuration': {'seconds': str(seconds)}}
     elif request_valid_for_duration:
-        raise PlanError('request_valid_for_duration: only flex_start VMs take one; remove it for %s' % model.name.lower())
+        raise InputError('request_valid_for_duration: only flex_start VMs take one; remove it for %s' % model.name.lower())
     if model.reservation_affinity == 'none':
         body['reservationAffinity'] = {'consumeReservationType': 'NO_RESERVATION'}
     if model.reservation_required:
         if not reservation:
-            raise PlanError('reservation: reservation_bound VMs need the name or URL of a specific reservation')
+            raise InputError('reservation: reservation_bound VMs need the name or URL of a specific reservation')
         body['reservationAffinity'] = {'consumeReservationType': 'SPECIFIC_RESERVATION', 'key': RESERVATION_KEY, 'values': [reservation]}
     elif reservation:
-        raise PlanError('reservation: only reservation_bound VMs take one; set provisioning_model: reservation_bound or remove it')
+        raise InputError('reservation: only reservation_bound VMs take one; set provisioning_model: reservation_bound or remove it')
 
     if image and (image_family or image_project):
-        raise PlanError('image: give either image or image_family/image_project, not both')
+        raise InputError('image: give either image or image_family/image_project, not both')
     if image:
         source = image
     else:
@@ -198,8 +199,8 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     for key, value in (metadata or {}).items():
         if isinstance(value, (dict, list, tuple)):
             # The API takes a string per key; Python's repr of a nested value would reach the VM as the value.
-            raise PlanError('metadata: the value of %s is a %s; give a string (for structured data, a JSON string: '
-                            "\"{{ value | to_json }}\")" % (key, type(value).__name__))
+            raise InputError('metadata: the value of %s is a %s; give a string (for structured data, a JSON string: '
+                             "\"{{ value | to_json }}\")" % (key, type(value).__name__))
     items = dict(family.metadata_dict if metadata is None else {})
     items.update(metadata or {})
     if items:
@@ -207,11 +208,11 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     body['serviceAccounts'] = [{'email': service_account_email, 'scopes': list(scopes or family.scopes)}]
     for key, value in (labels or {}).items():
         if not LABEL_PATTERN.match(key) or not LABEL_VALUE_PATTERN.match(str(value)):
-            raise PlanError("labels: '%s: %s' is not a valid label (lowercase letters, digits, - and _; keys start with a letter)"
-                            % (key, value))
+            raise InputError("labels: '%s: %s' is not a valid label (lowercase letters, digits, - and _; keys start with a letter)"
+                             % (key, value))
     for key in MARK_KEYS:
         if key in (labels or {}):
-            raise PlanError('labels: %s is the collection\'s own label (it marks the VMs it creates); choose another key' % key)
+            raise InputError('labels: %s is the collection\'s own label (it marks the VMs it creates); choose another key' % key)
     body['labels'] = dict(labels or {}, **dict([compute.MANAGED_LABEL]))
     if group:
         body['labels'][compute.GROUP_LABEL] = group
@@ -219,8 +220,8 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
         if not compute.GCE_NAME_PATTERN.match(str(tag)):
             # Tags.items: "Each tag within the list must comply with RFC1035" (compute.v1 discovery document): the API
             # refuses the VM after the network exists.
-            raise PlanError("tags: '%s' is not a valid network tag (RFC 1035: 1-63 lowercase letters, digits and -, starting "
-                            'with a letter, not ending with -)' % tag)
+            raise InputError("tags: '%s' is not a valid network tag (RFC 1035: 1-63 lowercase letters, digits and -, starting "
+                             'with a letter, not ending with -)' % tag)
     if tags:
         body['tags'] = {'items': sorted(tags)}
     if placement_policy:
@@ -378,23 +379,15 @@ def differences(body, current, exclusive=()):
 
 
 def instance_summary(instance):
-    """What the module returns for one VM: addresses in NIC order."""
-    nics = instance.get('networkInterfaces', [])
-    external = [config.get('natIP') for nic in nics[:1] for config in nic.get('accessConfigs', []) if config.get('natIP')]
-    scheduling = instance.get('scheduling', {})
-    return {
-        'name': instance['name'],
-        'zone': links.resource_name(instance.get('zone')),
-        'status': instance.get('status'),
-        'machine_type': links.resource_name(instance.get('machineType')),
-        'provisioning_model': scheduling.get('provisioningModel', 'STANDARD'),
-        'management_ip': nics[0].get('networkIP') if nics else None,
-        'external_ip': external[0] if external else None,
-        'data_ips': [nic.get('networkIP') for nic in nics[1:]],
-        'networks': [links.resource_name(nic.get('network')) for nic in nics],
-        'nic_types': [nic.get('nicType', 'VIRTIO_NET') for nic in nics],
-        'self_link': instance.get('selfLink'),
-    }
+    """What the module returns for one VM: the inventory's view of it (gce/vm.py: which NICs are data NICs), with every
+    NIC's network and type in NIC order."""
+    facts = vm.instance_facts(instance)
+    nics = sorted(instance.get('networkInterfaces') or [], key=vm.nic_index)
+    summary = {key: facts[key] for key in ('name', 'zone', 'status', 'machine_type', 'provisioning_model', 'management_ip',
+                                           'external_ip', 'data_ips', 'self_link')}
+    summary.update(networks=[links.resource_name(nic.get('network')) for nic in nics],
+                   nic_types=[nic.get('nicType', 'VIRTIO_NET') for nic in nics])
+    return summary
 
 
 def planned_summary(spec, name):
@@ -448,12 +441,12 @@ REQUIRED_ONE_OF = [('names', 'count'), ('network_prefix', 'network_interfaces')]
 
 
 def build_from_params(params, project):
-    """The VM names and their shared spec, from the module options; PlanError on bad input."""
+    """The VM names and their shared spec, from the module options; InputError on bad input."""
     names = instance_names(params['names'], params['count'], params['name_pattern'], params['network_prefix'])
     try:
         family = families.get_family(params['machine_type'])
     except ValueError as exc:
-        raise PlanError(str(exc)) from None
+        raise InputError(str(exc)) from None
     if params['network_prefix']:
         interfaces = compute.network_interfaces(params['network_prefix'], family.data_nic_count)
     else:
@@ -463,15 +456,15 @@ def build_from_params(params, project):
     for zone in params['fallback_zones']:
         check_zone_name('fallback_zones', zone)
         if links.region_of(zone) != region:
-            raise PlanError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
-                            'give zones of %s' % (zone, region, params['zone'], region))
+            raise InputError('fallback_zones: %s is not in %s, the region of zone %s and of the GPUDirect network\'s subnets; '
+                             'give zones of %s' % (zone, region, params['zone'], region))
     if params['boot_disk_size_gb'] is not None and params['boot_disk_size_gb'] < MIN_BOOT_DISK_GB:
-        raise PlanError('boot_disk_size_gb: %d GB; a boot disk needs at least %d GB (the size of the COS image), e.g. 200 as in the '
-                        'manual' % (params['boot_disk_size_gb'], MIN_BOOT_DISK_GB))
+        raise InputError('boot_disk_size_gb: %d GB; a boot disk needs at least %d GB (the size of the COS image), e.g. 200 as in the '
+                         'manual' % (params['boot_disk_size_gb'], MIN_BOOT_DISK_GB))
     if params['timeout'] <= 0:
-        raise PlanError('timeout: %d seconds; give how long to wait for each VM, e.g. 900' % params['timeout'])
+        raise InputError('timeout: %d seconds; give how long to wait for each VM, e.g. 900' % params['timeout'])
     if params['create_placement_policy'] and not params['placement_policy']:
-        raise PlanError('placement_policy: give the name of the compact placement policy to create')
+        raise InputError('placement_policy: give the name of the compact placement policy to create')
     spec = build_instance_spec(
         project, params['zone'], params['machine_type'], interfaces, provisioning_model=params['provisioning_model'],
         termination_action=params['termination_action'], max_run_duration=params['max_run_duration'],

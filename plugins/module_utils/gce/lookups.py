@@ -6,7 +6,7 @@ The plans of gce/instance.py and gce/network.py judge the inputs alone; these fu
 against what exists: the zones of a region, a machine type or disk type in a zone, an image family,
 subnetworks and the addresses still free in them. gce_gpudirect_instance calls them before it inserts,
 and gpudirect_plan calls the same functions at the top of a playbook, before any stage writes.
-Every function raises PlanError with the field first, as the plans do. Reads only (GET and list).
+Every function raises InputError with the field first, as the plans do. Reads only (GET and list).
 check_references sends its reads at once (ConcurrentReads), since none depends on another.
 """
 
@@ -16,7 +16,7 @@ import ipaddress
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 # Every subnet's primary range loses 4 addresses: network, default gateway, second-to-last (reserved by
 # Google) and broadcast ("Unusable addresses in IPv4 subnet ranges",
@@ -25,11 +25,11 @@ RESERVED_ADDRESSES_PER_SUBNET = 4
 
 
 def zones_of_region(compute, region, field='zone'):
-    """The zone names of a region, from regions.get; PlanError when the region does not exist."""
+    """The zone names of a region, from regions.get; InputError when the region does not exist."""
     resource = compute.get('regions/%s' % region, "get region '%s'" % region)
     if resource is None:
-        raise PlanError("%s: region '%s' does not exist in Compute Engine; give a zone of an existing region, e.g. us-central1-a"
-                        % (field, region))
+        raise InputError("%s: region '%s' does not exist in Compute Engine; give a zone of an existing region, e.g. us-central1-a"
+                         % (field, region))
     return sorted(links.resource_name(zone) for zone in resource.get('zones', []))
 
 
@@ -39,18 +39,18 @@ def check_zones(compute, zone, fallback_zones=(), field='zone'):
     known = zones_of_region(compute, region, field)
     for name, which in [(zone, field)] + [(other, 'fallback_zones') for other in fallback_zones]:
         if name not in known:
-            raise PlanError("%s: zone '%s' does not exist in region %s (zones of %s: %s)" % (which, name, region, region, ', '.join(known)))
+            raise InputError("%s: zone '%s' does not exist in region %s (zones of %s: %s)" % (which, name, region, region, ', '.join(known)))
 
 
 def check_machine_type(compute, zone, machine_type, field='zone'):
     if compute.get('zones/%s/machineTypes/%s' % (zone, machine_type), "get machine type '%s'" % machine_type) is None:
-        raise PlanError('%s: %s is not offered in zone %s; choose a zone that has it (see "GPU regions and zones" in the '
-                        'Compute Engine documentation)' % (field, machine_type, zone))
+        raise InputError('%s: %s is not offered in zone %s; choose a zone that has it (see "GPU regions and zones" in the '
+                         'Compute Engine documentation)' % (field, machine_type, zone))
 
 
 def check_disk_type(compute, zone, disk_type, field='boot_disk_type'):
     if disk_type and compute.get('zones/%s/diskTypes/%s' % (zone, disk_type), "get disk type '%s'" % disk_type) is None:
-        raise PlanError("%s: disk type '%s' does not exist in %s; use one such as pd-balanced or pd-ssd" % (field, disk_type, zone))
+        raise InputError("%s: disk type '%s' does not exist in %s; use one such as pd-balanced or pd-ssd" % (field, disk_type, zone))
 
 
 def check_image(compute, source_image, field='image_family'):
@@ -59,10 +59,10 @@ def check_image(compute, source_image, field='image_family'):
     if '/global/images/family/' in path:
         project, family = path.split('/')[1], path.rsplit('/', 1)[-1]
         if compute.get(path, "get image family '%s'" % family) is None:
-            raise PlanError("%s: image family '%s' does not exist in project %s; leave it unset for the catalog's COS image"
-                            % (field, family, project))
+            raise InputError("%s: image family '%s' does not exist in project %s; leave it unset for the catalog's COS image"
+                             % (field, family, project))
     elif compute.get(path, "get image '%s'" % source_image) is None:
-        raise PlanError("image: '%s' does not exist; give an existing image URL or use image_family" % source_image)
+        raise InputError("image: '%s' does not exist; give an existing image URL or use image_family" % source_image)
 
 
 def subnet_capacity(cidr):
@@ -87,9 +87,9 @@ def check_capacity(subnets, names, used, field='count'):
     for subnet, cidr in subnets:
         free = subnet_capacity(cidr) - used.get(subnet, 0)
         if len(names) > free:
-            raise PlanError('%s: %d VMs need %d addresses in subnet %s (%s), which has %d free (%d usable, %d in use by other VMs); '
-                            'give at most %d, or a wider range' % (field, len(names), len(names), subnet, cidr, max(free, 0),
-                                                                   subnet_capacity(cidr), used.get(subnet, 0), max(free, 0)))
+            raise InputError('%s: %d VMs need %d addresses in subnet %s (%s), which has %d free (%d usable, %d in use by other VMs); '
+                             'give at most %d, or a wider range' % (field, len(names), len(names), subnet, cidr, max(free, 0),
+                                                                    subnet_capacity(cidr), used.get(subnet, 0), max(free, 0)))
 
 
 class ConcurrentReads:
@@ -182,8 +182,8 @@ def check_references(compute, spec, names, zone, fallback_zones=(), planned_subn
         elif subnet in planned:
             subnets.append((subnet, planned[subnet]))
         elif network in networks:
-            raise PlanError("network_interfaces: subnetwork '%s' does not exist in %s, though its network '%s' does; create the "
-                            "subnetwork or name an existing one" % (subnet, region, network))
+            raise InputError("network_interfaces: subnetwork '%s' does not exist in %s, though its network '%s' does; create the "
+                             "subnetwork or name an existing one" % (subnet, region, network))
     if subnets:
         check_capacity(subnets, names, addresses_in_use(compute, names))
     if spec.reservation:
@@ -199,16 +199,16 @@ def check_reservation(compute, name, zone, machine_type, new_vms):
     path = name if '/' in name else 'zones/%s/reservations/%s' % (zone, name)
     reservation = compute.get(path, "get reservation '%s'" % name)
     if reservation is None:
-        raise PlanError("reservation: '%s' does not exist in %s; create it or name an existing one" % (name, zone))
+        raise InputError("reservation: '%s' does not exist in %s; create it or name an existing one" % (name, zone))
     specific = reservation.get('specificReservation') or {}
     reserved = links.resource_name(specific.get('instanceProperties', {}).get('machineType', ''))
     if reserved != machine_type:
-        raise PlanError("reservation: '%s' reserves %s, not %s; name a reservation of %s VMs"
-                        % (name, reserved or 'no machine type', machine_type, machine_type))
+        raise InputError("reservation: '%s' reserves %s, not %s; name a reservation of %s VMs"
+                         % (name, reserved or 'no machine type', machine_type, machine_type))
     if not reservation.get('specificReservationRequired'):
-        raise PlanError("reservation: '%s' was created without specificReservationRequired, so VMs cannot name it; "
-                        'recreate it with specificReservationRequired (gcloud --require-specific-reservation)' % name)
+        raise InputError("reservation: '%s' was created without specificReservationRequired, so VMs cannot name it; "
+                         'recreate it with specificReservationRequired (gcloud --require-specific-reservation)' % name)
     free = int(specific.get('count', 0)) - int(specific.get('inUseCount', 0))
     if new_vms > free:
-        raise PlanError("reservation: '%s' has room for %d more VM(s), %d asked; lower count or grow the reservation"
-                        % (name, free, new_vms))
+        raise InputError("reservation: '%s' has room for %d more VM(s), %d asked; lower count or grow the reservation"
+                         % (name, free, new_vms))

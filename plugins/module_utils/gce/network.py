@@ -20,7 +20,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import f
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 # The API accepts MTUs from 1300 to 8896 (Compute Engine VPC documentation).
 MTU_RANGE = (1300, 8896)
@@ -109,8 +109,8 @@ def _network(project, name):
 
 def _check_name(field, name):
     if not compute.GCE_NAME_PATTERN.match(name):
-        raise PlanError("%s: '%s' is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
-                        "letter, at most 63 characters); choose a shorter or simpler prefix" % (field, name))
+        raise InputError("%s: '%s' is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
+                         "letter, at most 63 characters); choose a shorter or simpler prefix" % (field, name))
 
 
 def _networks(field, values):
@@ -119,24 +119,24 @@ def _networks(field, values):
         try:
             parsed.append(ipaddress.ip_network(value, strict=True))
         except ValueError as exc:
-            raise PlanError('%s: %r is not a CIDR range (%s); write it like 192.168.1.0/24' % (field, value, exc)) from None
+            raise InputError('%s: %r is not a CIDR range (%s); write it like 192.168.1.0/24' % (field, value, exc)) from None
     return parsed
 
 
 def _check_cidrs(management_cidr, data_cidrs, data_nic_count):
     if len(data_cidrs) != data_nic_count:
-        raise PlanError('data_cidrs: %d ranges given, but this family has %d data NICs; give exactly %d ranges or leave data_cidrs unset'
-                        % (len(data_cidrs), data_nic_count, data_nic_count))
+        raise InputError('data_cidrs: %d ranges given, but this family has %d data NICs; give exactly %d ranges or leave data_cidrs unset'
+                         % (len(data_cidrs), data_nic_count, data_nic_count))
     ranges = _networks('management_cidr', [management_cidr]) + _networks('data_cidrs', data_cidrs)
     for range_ in ranges:
         if range_.version != 4 or not range_.is_private:
-            raise PlanError('management_cidr/data_cidrs: %s is not a private IPv4 range; use RFC 1918 space such as 192.168.0.0/16' % range_)
+            raise InputError('management_cidr/data_cidrs: %s is not a private IPv4 range; use RFC 1918 space such as 192.168.0.0/16' % range_)
         if range_.prefixlen > 29:
-            raise PlanError('management_cidr/data_cidrs: %s is smaller than the /29 a subnet needs; use a wider range' % range_)
+            raise InputError('management_cidr/data_cidrs: %s is smaller than the /29 a subnet needs; use a wider range' % range_)
     for index, first in enumerate(ranges):
         for second in ranges[index + 1:]:
             if first.overlaps(second):
-                raise PlanError('management_cidr/data_cidrs: %s overlaps %s; every subnet of the GPUDirect network needs its own range' % (first, second))
+                raise InputError('management_cidr/data_cidrs: %s overlaps %s; every subnet of the GPUDirect network needs its own range' % (first, second))
 
 
 def open_to_world(ranges):
@@ -156,27 +156,27 @@ def _check_sources(field, ranges, allow_option=None, allowed=False):
     opened = open_to_world(ranges)
     if opened and not allowed:
         if allow_option:
-            raise PlanError('%s: %s together open the port to the whole internet; give your own address ranges, or set %s: true '
-                            'to say you mean it' % (field, ' + '.join(opened), allow_option))
-        raise PlanError('%s: %s together cover the whole internet; give the GPUDirect network\'s own ranges (leave it unset for '
-                        'its subnets)' % (field, ' + '.join(opened)))
+            raise InputError('%s: %s together open the port to the whole internet; give your own address ranges, or set %s: true '
+                             'to say you mean it' % (field, ' + '.join(opened), allow_option))
+        raise InputError('%s: %s together cover the whole internet; give the GPUDirect network\'s own ranges (leave it unset for '
+                         'its subnets)' % (field, ' + '.join(opened)))
 
 
 def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=None, data_cidrs=None,
                internal_source_ranges=None, ssh_source_ranges=(), ssh_from_anywhere=False, icmp_source_ranges=None):
-    """Check every input and return the NetworkPlan; raise PlanError before anything is created."""
+    """Check every input and return the NetworkPlan; raise InputError before anything is created."""
     try:
         family = families.get_family(machine_type, field='machine_type')
     except ValueError as exc:
-        raise PlanError(str(exc)) from None
+        raise InputError(str(exc)) from None
     if families.GCE not in family.platforms:
-        raise PlanError('machine_type: %s runs GPUDirect %s on GKE only in this collection; use a Compute Engine machine type (%s)'
-                        % (family.machine_type, family.technology, ', '.join(families.GCE_MACHINE_TYPES)))
+        raise InputError('machine_type: %s runs GPUDirect %s on GKE only in this collection; use a Compute Engine machine type (%s)'
+                         % (family.machine_type, family.technology, ', '.join(families.GCE_MACHINE_TYPES)))
     layout = compute.GCE_NETWORK
     mtu = family.mtu if mtu is None else mtu
     if not MTU_RANGE[0] <= mtu <= MTU_RANGE[1]:
-        raise PlanError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for the machine type default %d'
-                        % (mtu, MTU_RANGE[0], MTU_RANGE[1], family.mtu))
+        raise InputError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for the machine type default %d'
+                         % (mtu, MTU_RANGE[0], MTU_RANGE[1], family.mtu))
     management_cidr = management_cidr or layout['mgmt_subnet_range']
     count = family.data_nic_count
     data_cidrs = list(data_cidrs or compute.data_subnet_ranges(count))
@@ -190,7 +190,7 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
     icmp_source_ranges = [layout['ping_source_range']] if icmp_source_ranges is None else list(icmp_source_ranges)
     _networks('icmp_source_ranges', icmp_source_ranges)
     if not prefix:
-        raise PlanError('network_prefix: give the name prefix of the GPUDirect network, e.g. a3high (networks become a3high-mgmt-net, a3high-data-net-1, ...)')
+        raise InputError('network_prefix: give the name prefix of the GPUDirect network, e.g. a3high (networks become a3high-mgmt-net, a3high-data-net-1, ...)')
     names = [layout[key].format(prefix=prefix, n=count) for key in ('mgmt_ping_rule', 'data_internal_rule', 'data_network')]
     for name in names:
         _check_name('network_prefix', name)
@@ -284,13 +284,13 @@ LAYOUTS = ('gce', GKE, GKE_RDMA)
 
 def _gke_ranges(field, cidrs, count):
     if len(cidrs) != count:
-        raise PlanError('%s: %d ranges given, but this layout has %d subnets; give exactly %d ranges or leave %s unset'
-                        % (field, len(cidrs), count, count, field))
+        raise InputError('%s: %d ranges given, but this layout has %d subnets; give exactly %d ranges or leave %s unset'
+                         % (field, len(cidrs), count, count, field))
     _check_cidrs(cidrs[0], cidrs[1:], count - 1)
 
 
 def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu=None, data_cidrs=None, internal_source_ranges=None):
-    """The per-NIC networks of a GKE GPU node pool; raise PlanError before anything is created.
+    """The per-NIC networks of a GKE GPU node pool; raise InputError before anything is created.
 
     ``gke`` (TCPX / TCPXO, seed 003 "Crea VPC y subredes"): one VPC per secondary NIC, ``PREFIX-net-N`` with
     subnet ``PREFIX-sub-N`` and rule ``PREFIX-internal-N``. ``gke_rdma`` (A3 Ultra / A4, seed 001 "高度な構成"):
@@ -300,21 +300,21 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
     try:
         family = families.get_family(machine_type, field='machine_type')
     except ValueError as exc:
-        raise PlanError(str(exc)) from None
+        raise InputError(str(exc)) from None
     rdma = family.technology == families.RDMA
     if families.GKE not in family.platforms:
-        raise PlanError('machine_type: %s has no GKE manual; layout %s is for %s' % (family.machine_type, layout, ', '.join(gke_catalog.GKE_MACHINE_TYPES)))
+        raise InputError('machine_type: %s has no GKE manual; layout %s is for %s' % (family.machine_type, layout, ', '.join(gke_catalog.GKE_MACHINE_TYPES)))
     if rdma != (layout == GKE_RDMA):
-        raise PlanError('layout: %s uses GPUDirect-%s; use layout %s' % (family.machine_type, family.technology, GKE_RDMA if rdma else GKE))
+        raise InputError('layout: %s uses GPUDirect-%s; use layout %s' % (family.machine_type, family.technology, GKE_RDMA if rdma else GKE))
     if not prefix:
-        raise PlanError('network_prefix: give the name prefix of the per-NIC networks (seed 003 uses the project ID)')
+        raise InputError('network_prefix: give the name prefix of the per-NIC networks (seed 003 uses the project ID)')
     if rdma:
         rdma_layout = gke_catalog.GKE_RDMA_LAYOUT
         if not zone:
-            raise PlanError('zone: layout gke_rdma binds the RoCE network to a zone (network profile ZONE-vpc-roce); give the '
-                            "node pool's zone, e.g. us-central1-b")
+            raise InputError('zone: layout gke_rdma binds the RoCE network to a zone (network profile ZONE-vpc-roce); give the '
+                             "node pool's zone, e.g. us-central1-b")
         if not zone.startswith(region + '-'):
-            raise PlanError('zone: %s is not in region %s; the RoCE network\'s subnets must be in the region of its zone' % (zone, region))
+            raise InputError('zone: %s is not in region %s; the RoCE network\'s subnets must be in the region of its zone' % (zone, region))
         count = 1 + rdma_layout['rdma_subnet_count']
         default_cidrs = [rdma_layout['gvnic_subnet_range']]
         default_cidrs += [rdma_layout['rdma_subnet_range'].format(m=n + 1) for n in range(rdma_layout['rdma_subnet_count'])]
@@ -326,7 +326,7 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
         default_source = gke_catalog.GKE_VPC_LAYOUT['source_range_example']
     mtu = default_mtu if mtu is None else mtu
     if not MTU_RANGE[0] <= mtu <= MTU_RANGE[1]:
-        raise PlanError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for %d' % (mtu, MTU_RANGE[0], MTU_RANGE[1], default_mtu))
+        raise InputError('mtu: %d is outside the %d-%d that VPC networks allow; leave mtu unset for %d' % (mtu, MTU_RANGE[0], MTU_RANGE[1], default_mtu))
     cidrs = list(data_cidrs or default_cidrs)
     _gke_ranges('data_cidrs', cidrs, count)
     sources = list(internal_source_ranges or ([default_source] if not data_cidrs else cidrs))
@@ -387,18 +387,18 @@ ARGUMENT_SPEC = {
 
 
 def plan_from_params(params, project):
-    """The NetworkPlan of the module options (state absent plans every rule the network can have); PlanError on bad input."""
+    """The NetworkPlan of the module options (state absent plans every rule the network can have); InputError on bad input."""
     if params.get('layout', 'gce') != 'gce':
         return build_gke_plan(project, params['region'], params['machine_type'], params['network_prefix'], params['layout'],
                               zone=params['zone'], mtu=params['mtu'], data_cidrs=params['data_cidrs'],
                               internal_source_ranges=params['internal_source_ranges'])
     if params['state'] == 'present' and params['ssh_source_ranges'] is None:
-        raise PlanError('ssh_source_ranges: give the ranges allowed to reach SSH on the management network (e.g. your '
-                        "office's 203.0.113.0/24), or [] for no SSH rule")
+        raise InputError('ssh_source_ranges: give the ranges allowed to reach SSH on the management network (e.g. your '
+                         "office's 203.0.113.0/24), or [] for no SSH rule")
     if params['timeout'] <= 0:
-        raise PlanError('timeout: %d seconds; give how long to wait for each operation, e.g. 600' % params['timeout'])
+        raise InputError('timeout: %d seconds; give how long to wait for each operation, e.g. 600' % params['timeout'])
     if not REGION_PATTERN.match(params['region'] or ''):
-        raise PlanError("region: '%s' is not a region name; write it like us-central1 (a zone without its letter)" % params['region'])
+        raise InputError("region: '%s' is not a region name; write it like us-central1 (a zone without its letter)" % params['region'])
     rules = {'ssh_source_ranges': params['ssh_source_ranges'] or [], 'ssh_from_anywhere': params['ssh_from_anywhere'],
              'icmp_source_ranges': params['icmp_source_ranges']}
     if params['state'] == 'absent':

@@ -27,6 +27,7 @@ import traceback
 import uuid
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links import resource_name
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import ProportionalPoll, until
 
 # requests is imported when the first Transport is made: a cached inventory never sends a request and
 # need not pay for the import (about 40 ms).
@@ -82,14 +83,15 @@ RETRYABLE_STATUSES = frozenset((429, 500, 502, 503, 504))
 # A 503 that is an answer, not a passing failure: bulkInsert refuses a zone without room for minCount VMs with
 # 503 reason insufficientCapacity ("Troubleshooting bulk creation of VMs"); another zone, not a retry, is the cure.
 FINAL_REASONS = frozenset(('insufficientCapacity',))
+# The codes that mean "no room now" (a stockout or a quota), which another zone or a later rerun may cure: Compute
+# operations carry them as error codes, Container operations in their message ("ZONE_RESOURCE_POOL_EXHAUSTED: ...").
+# In this order: the first found is the one named.
+CAPACITY_CODES = ('ZONE_RESOURCE_POOL_EXHAUSTED', 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS', 'GCE_STOCKOUT', 'QUOTA_EXCEEDED',
+                  'RESOURCE_EXHAUSTED')
 MUTATING_METHODS = frozenset(('POST', 'PUT', 'PATCH', 'DELETE'))
 # The Compute wait method returns after at most about two minutes even when not DONE, so one read
 # must be allowed to take that long.
 REQUEST_TIMEOUT = (10, 150)
-
-
-class PlanError(ValueError):
-    """An input, or an existing resource, that a plan cannot accept; the text names the field and the fix."""
 
 
 class GcpError(Exception):
@@ -124,10 +126,19 @@ class GcpError(Exception):
         return self.status == 404
 
     @property
+    def capacity_code(self):
+        """The capacity or quota code (CAPACITY_CODES) the error names in its codes or its message, QUOTA_EXCEEDED for a
+        403 about quota, or ''."""
+        text = '%s %s' % (' '.join(self.codes), self.message)
+        found = next((code for code in CAPACITY_CODES if code in text), '')
+        if not found and self.status == 403 and 'quota' in self.message.lower():
+            return 'QUOTA_EXCEEDED'
+        return found
+
+    @property
     def capacity(self):
         """True for the errors that mean 'no room now', which a fallback zone or a later rerun may solve."""
-        return bool(set(self.codes) & {'ZONE_RESOURCE_POOL_EXHAUSTED', 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
-                                       'QUOTA_EXCEEDED', 'RESOURCE_EXHAUSTED'}) or self.reason == 'insufficientCapacity'
+        return bool(self.capacity_code) or self.reason == 'insufficientCapacity'
 
     def to_dict(self):
         return {'action': self.action, 'message': self.message, 'status': self.status, 'reason': self.reason,
@@ -175,24 +186,6 @@ class RetryPolicy:
             cap = min(self.max_delay, self.initial_delay * (2 ** attempt))
             yield self.rng.uniform(cap / 2.0, cap)
             attempt += 1
-
-
-class ProportionalPoll:
-    """Delays for polling an operation that has no wait method (Container API v1): each is ``fraction`` of the time
-    already waited, within [initial_delay, max_delay]. An operation is then seen DONE at most about that fraction
-    after it finished, whether it takes 2 seconds or 10 minutes: 21 reads to reach the 20 s cap (at 89 s), then one
-    each 20 s (a node pool's 3 minutes: 27 reads, seen within 20 s of DONE). The exponential backoff from 2 s it
-    replaces read a 3 minute operation about 12 times, but saw a 2 s operation 1-4 s late."""
-
-    def __init__(self, initial_delay=0.5, fraction=0.25, max_delay=20.0):
-        self.initial_delay, self.fraction, self.max_delay = initial_delay, fraction, max_delay
-
-    def delays(self):
-        waited = 0.0
-        while True:
-            delay = min(self.max_delay, max(self.initial_delay, waited * self.fraction))
-            waited += delay
-            yield delay
 
 
 def parse_retry_after(value):
@@ -612,14 +605,11 @@ class ComputeClient(_ApiClient):
         """Poll (one aggregatedList a round, with backoff) until each VM of targets ({name: status}) has its status.
 
         Returns ({name: instance} of every name, [names still late at the deadline]); a VM not in targets is only read."""
-        deadline = time.monotonic() + timeout
-        delays = RetryPolicy(initial_delay=1.0, max_delay=10.0).delays()
-        while True:
-            current = self.instances_by_name(names)
-            late = [name for name, status in targets.items() if current.get(name, {}).get('status') != status]
-            if not late or time.monotonic() >= deadline:
-                return current, late
-            self.transport.sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
+        def late(current):
+            return [name for name, status in targets.items() if current.get(name, {}).get('status') != status]
+        current, _done = until(lambda: self.instances_by_name(names), lambda current: not late(current), timeout,
+                               RetryPolicy(initial_delay=1.0, max_delay=10.0).delays(), sleep=self.transport.sleep)
+        return current, late(current)
 
     def delete(self, path, action, timeout=600.0):
         """Delete and wait; False when there was nothing to delete."""
@@ -677,19 +667,18 @@ class ContainerClient(_ApiClient):
 
     def wait(self, operation, action, timeout=1800.0, progress=None, poll=None):
         """Poll the operation (``poll``: ProportionalPoll by default) until DONE; raise its error if any."""
-        deadline = time.monotonic() + timeout
-        poll = poll or ProportionalPoll()
-        delays = poll.delays()
-        location = _location_of(operation)
-        while operation.get('status') != 'DONE':
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise GcpTimeout(action, 'operation %s still %s after %ss; it goes on in Google Cloud, rerun to pick it up'
-                                 % (operation.get('name'), operation.get('status'), timeout), operation=operation)
-            self.transport.sleep(min(next(delays), remaining))
-            operation = self.transport.request('GET', self.url('%s/operations/%s' % (location, operation['name'])), action)
+        path = '%s/operations/%s' % (_location_of(operation), operation['name'])
+
+        def read():
+            current = self.transport.request('GET', self.url(path), action)
             if progress:
-                progress(operation)
+                progress(current)
+            return current
+        operation, done = until(read, lambda current: current.get('status') == 'DONE', timeout, (poll or ProportionalPoll()).delays(),
+                                sleep=self.transport.sleep, value=operation)
+        if not done:
+            raise GcpTimeout(action, 'operation %s still %s after %ss; it goes on in Google Cloud, rerun to pick it up'
+                             % (operation.get('name'), operation.get('status'), timeout), operation=operation)
         if operation.get('error'):
             raise error_from_operation(action, operation)
         return operation

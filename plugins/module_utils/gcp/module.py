@@ -85,7 +85,7 @@ class GpuDirectModule:
         self.module.fail_json(msg=msg, **result)
 
     def fail_from(self, error, **result):
-        """Fail with a PlanError's text (it names the field and the fix) or a GcpError's text and parts."""
+        """Fail with an InputError's text (it names the field and the fix) or a GcpError's text and parts."""
         if isinstance(error, gcp_client.GcpError):
             self.fail_from_error(error, **result)
         self.module.fail_json(msg=str(error), **result)

@@ -16,7 +16,8 @@ import re
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family, read_kubeconfig
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import dig, gke_family, read_kubeconfig
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 STANDARD, AUTOPILOT = 'standard', 'autopilot'
 
@@ -34,7 +35,8 @@ ARGUMENT_SPEC = {
     'default_pool_node_count': {'type': 'int', 'default': gke_catalog.GKE_DEFAULT_POOL_NODE_COUNT},
     'autoupgrade': {'type': 'bool', 'default': False},
     'delete_adopted': {'type': 'bool', 'default': False},
-    'wait_timeout': {'type': 'int', 'default': 1800},
+    'timeout': {'type': 'int', 'default': 1800, 'aliases': ['wait_timeout'],
+                'deprecated_aliases': [{'name': 'wait_timeout', 'version': '1.0.0', 'collection_name': 'aiinfra.gpudirect'}]},
     'kubeconfig_path': {'type': 'path'},
 }
 
@@ -48,13 +50,13 @@ ZONE_PATTERN = re.compile(r'^[a-z]+-[a-z]+[0-9]+-[a-z]$')
 
 def check_name(name, field, what):
     if not NAME_PATTERN.match(str(name or '')):
-        raise PlanError("%s: %r is not a valid %s name; use up to 40 lowercase letters, digits and hyphens, starting with a "
-                        'letter and not ending with a hyphen (e.g. a3mega)' % (field, name, what))
+        raise InputError("%s: %r is not a valid %s name; use up to 40 lowercase letters, digits and hyphens, starting with a "
+                         'letter and not ending with a hyphen (e.g. a3mega)' % (field, name, what))
 
 
 def check_location(location, field='location'):
     if not LOCATION_PATTERN.match(str(location or '')):
-        raise PlanError("%s: %r is neither a zone (us-central1-a) nor a region (us-central1)" % (field, location))
+        raise InputError("%s: %r is neither a zone (us-central1-a) nor a region (us-central1)" % (field, location))
 
 
 # The fields the module manages, for diff output and the comparison.
@@ -81,15 +83,15 @@ class ClusterPlan:
 def check_mode_for_technology(family, mode):
     """Seed 003 "Limitaciones": GPUDirect-TCPX and -TCPXO are not supported on Autopilot clusters."""
     if mode == AUTOPILOT and family.technology != families.RDMA:
-        raise PlanError('cluster_mode: GPUDirect-%s (%s) is not supported on Autopilot clusters (seed 003 "Limitaciones"); '
-                        'use cluster_mode: standard' % (family.technology, family.machine_type))
+        raise InputError('cluster_mode: GPUDirect-%s (%s) is not supported on Autopilot clusters (seed 003 "Limitaciones"); '
+                         'use cluster_mode: standard' % (family.technology, family.machine_type))
 
 
 def check_version(family, version, mode, field='version'):
     try:
         gke_catalog.check_gke_version(family.technology, version, cluster_mode=mode, field=field)
     except ValueError as exc:
-        raise PlanError(str(exc)) from None
+        raise InputError(str(exc)) from None
 
 
 def pick_version(family, mode, server_config):
@@ -102,12 +104,12 @@ def pick_version(family, mode, server_config):
             continue
         try:
             check_version(family, version, mode)
-        except PlanError:
+        except InputError:
             continue
         return version
     floor = gke_catalog.gke_version_floor(family.technology, valid[0] if valid else '1.0', mode)
-    raise PlanError('version: no GKE version offered in this location meets GPUDirect-%s\'s floor (%s, %s cluster); the location '
-                    'offers %s' % (family.technology, floor, mode, ', '.join(valid) or 'none'))
+    raise InputError('version: no GKE version offered in this location meets GPUDirect-%s\'s floor (%s, %s cluster); the location '
+                     'offers %s' % (family.technology, floor, mode, ', '.join(valid) or 'none'))
 
 
 def resolved_version(version, server_config):
@@ -129,20 +131,20 @@ def check_offered(version, server_config, location):
         return
     if any(candidate.startswith(text + '.') or candidate.startswith(text + '-') for candidate in valid):
         return
-    raise PlanError('version: %s is not offered in %s (getServerConfig); use one of %s, or leave it unset to take the newest '
-                    'version that meets the floor' % (text, location, ', '.join(valid[:6]) + (', ...' if len(valid) > 6 else '')))
+    raise InputError('version: %s is not offered in %s (getServerConfig); use one of %s, or leave it unset to take the newest '
+                     'version that meets the floor' % (text, location, ', '.join(valid[:6]) + (', ...' if len(valid) > 6 else '')))
 
 
 def plan_from_params(params, server_config=None):
-    """The ClusterPlan of gke_gpudirect_cluster's options (state present); PlanError on bad input."""
+    """The ClusterPlan of gke_gpudirect_cluster's options (state present); InputError on bad input."""
     plan = build_cluster_plan(
         params['cluster'], params['location'], params['machine_type'], mode=params['cluster_mode'], version=params['version'],
         multi_networking=params['multi_networking'], network=params['network'], subnetwork=params['subnetwork'],
         default_pool_node_count=params['default_pool_node_count'], autoupgrade=params['autoupgrade'], server_config=server_config)
     if params['version'] and server_config:
         check_offered(params['version'], server_config, params['location'])
-    if params['wait_timeout'] <= 0:
-        raise PlanError('wait_timeout: %d seconds; give how long to wait for each operation, e.g. 1800' % params['wait_timeout'])
+    if params['timeout'] <= 0:
+        raise InputError('timeout: %d seconds; give how long to wait for each operation, e.g. 1800' % params['timeout'])
     if params.get('kubeconfig_path'):
         read_kubeconfig(params['kubeconfig_path'])   # a file the cluster's context cannot be merged into is refused here
     return plan
@@ -151,39 +153,39 @@ def plan_from_params(params, server_config=None):
 def build_cluster_plan(name, location, machine_type, mode=STANDARD, version=None, multi_networking=True, network=None,
                        subnetwork=None, default_pool_node_count=gke_catalog.GKE_DEFAULT_POOL_NODE_COUNT, autoupgrade=False,
                        server_config=None):
-    """Check every input and return the ClusterPlan; raise PlanError before anything is created.
+    """Check every input and return the ClusterPlan; raise InputError before anything is created.
 
     ``server_config`` (getServerConfig's answer) is needed only when ``version`` is not given.
     """
     family = gke_family(machine_type)
     if not name:
-        raise PlanError('cluster: give the cluster name')
+        raise InputError('cluster: give the cluster name')
     check_name(name, 'cluster', 'cluster')
     if not location:
-        raise PlanError('location: give a zone (us-central1-a) for a zonal cluster or a region (us-central1) for a regional one')
+        raise InputError('location: give a zone (us-central1-a) for a zonal cluster or a region (us-central1) for a regional one')
     check_location(location)
     mode = str(mode or STANDARD).lower()
     check_mode_for_technology(family, mode)
     if mode != AUTOPILOT and int(default_pool_node_count) < 1:
         # Cluster.initialNodeCount / the first pool: GKE answers "Cluster.initial_node_count must be greater than zero."
         # (quoted in hashicorp/terraform-provider-google#13540).
-        raise PlanError('default_pool_node_count: %d; a Standard cluster is created with at least 1 node in its default pool'
-                        % int(default_pool_node_count))
+        raise InputError('default_pool_node_count: %d; a Standard cluster is created with at least 1 node in its default pool'
+                         % int(default_pool_node_count))
     if version:
         # An alias (latest, 1.33) is checked as the version GKE would make of it, not passed as "no floor".
         resolved = resolved_version(version, server_config or {})
         try:
             check_version(family, resolved, mode)
-        except PlanError as exc:
+        except InputError as exc:
             if resolved == version:
                 raise
-            raise PlanError('version: %s is %s here (getServerConfig), and %s' % (version, resolved, str(exc).split(': ', 1)[1])) from None
+            raise InputError('version: %s is %s here (getServerConfig), and %s' % (version, resolved, str(exc).split(': ', 1)[1])) from None
     else:
         version = pick_version(family, mode, server_config or {})
     if family.technology != families.RDMA and not multi_networking:
-        raise PlanError('multi_networking: GPUDirect-%s needs multi-networking for its %d additional node networks (seed 003 '
-                        '"Crea un clúster con varias redes habilitadas"); leave multi_networking true'
-                        % (family.technology, family.data_nic_count))
+        raise InputError('multi_networking: GPUDirect-%s needs multi-networking for its %d additional node networks (seed 003 '
+                         '"Crea un clúster con varias redes habilitadas"); leave multi_networking true'
+                         % (family.technology, family.data_nic_count))
     # What gcloud sends for seed 003's `clusters create --enable-dataplane-v2 --enable-ip-alias
     # --enable-multi-networking --cluster-version=VERSION --no-enable-autoupgrade` (parity test).
     body = {
@@ -238,7 +240,7 @@ def changes(plan, current):
     if version and current_mode == plan.mode:
         try:
             check_version(plan.family, version, plan.mode, field='currentMasterVersion')
-        except PlanError:
+        except InputError:
             # The control plane can be upgraded in place (ClusterUpdate.desiredMasterVersion); nodes follow per pool.
             updates.append({'desiredMasterVersion': plan.version})
     return updates, problems

@@ -17,20 +17,21 @@ import time
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError, ProportionalPoll
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import ProportionalPoll, until
 
 _MISSING = object()
 
 
 def gke_family(machine_type, field='machine_type'):
-    """The catalog family of a GKE GPU machine type, or PlanError naming the GKE machine types."""
+    """The catalog family of a GKE GPU machine type, or InputError naming the GKE machine types."""
     try:
         family = families.get_family(machine_type, field=field)
     except ValueError as exc:
-        raise PlanError(str(exc)) from None
+        raise InputError(str(exc)) from None
     if families.GKE not in family.platforms:
-        raise PlanError('%s: %s runs GPUDirect on Compute Engine only in this collection (no GKE manual covers it); use one of: %s'
-                        % (field, family.machine_type, ', '.join(gke_catalog.GKE_MACHINE_TYPES)))
+        raise InputError('%s: %s runs GPUDirect on Compute Engine only in this collection (no GKE manual covers it); use one of: %s'
+                         % (field, family.machine_type, ', '.join(gke_catalog.GKE_MACHINE_TYPES)))
     return family
 
 
@@ -50,13 +51,6 @@ def dig(resource, dotted, default=None):
             return default
         value = value[part]
     return value
-
-
-def managed_view(resource, fields):
-    """The managed fields of a resource as {dotted name: value} (None when unset), for diff output."""
-    if resource is None:
-        return None
-    return {field: dig(resource, field) for field in fields}
 
 
 class Progress:
@@ -81,25 +75,8 @@ class Progress:
         self.lines.append(line)
 
 
-CAPACITY_CODES = ('ZONE_RESOURCE_POOL_EXHAUSTED', 'GCE_STOCKOUT', 'QUOTA_EXCEEDED', 'RESOURCE_EXHAUSTED')
-
-
-def capacity_problem(error):
-    """The capacity or quota code a Container API error names ('' when it names none).
-
-    Container operations carry them in their message (``ZONE_RESOURCE_POOL_EXHAUSTED: ...``), not
-    in a code field as Compute operations do."""
-    text = '%s %s' % (' '.join(error.codes), error.message)
-    for code in CAPACITY_CODES:
-        if code in text:
-            return code
-    if error.status == 403 and 'quota' in error.message.lower():
-        return 'QUOTA_EXCEEDED'
-    return ''
-
-
 def capacity_message(error, what):
-    code = capacity_problem(error)
+    code = error.capacity_code
     if not code:
         return None
     if 'QUOTA' in code:
@@ -131,20 +108,18 @@ def read_node_names(transport, endpoint, ca_certificate, pool, expected=None, ti
         ca_file.write(base64.b64decode(ca_certificate or ''))
         ca_file.close()
         url = 'https://%s/api/v1/nodes' % endpoint
-        deadline = time.monotonic() + timeout
-        delays = ProportionalPoll().delays()
-        while True:
+
+        def read():
             headers = {'Accept': 'application/json'}
             transport.credentials.authorize(headers)
             response = transport.session.get(url, params={'labelSelector': '%s=%s' % (NODE_POOL_LABEL, pool)}, headers=headers,
                                              verify=ca_file.name, timeout=(10, 30))
             if response.status_code != 200:
-                raise PlanError('read the Nodes of node pool %s from the cluster API %s: HTTP %s %s; give the module credentials the '
-                                'cluster accepts, or set read_nodes: false' % (pool, endpoint, response.status_code, response.text[:200]))
-            names = sorted(item['metadata']['name'] for item in response.json().get('items', []))
-            if expected is None or len(names) >= expected or time.monotonic() >= deadline:
-                return names
-            sleep(min(next(delays), max(0.0, deadline - time.monotonic())))
+                raise InputError('read the Nodes of node pool %s from the cluster API %s: HTTP %s %s; give the module credentials the '
+                                 'cluster accepts, or set read_nodes: false' % (pool, endpoint, response.status_code, response.text[:200]))
+            return sorted(item['metadata']['name'] for item in response.json().get('items', []))
+        names, _done = until(read, lambda names: expected is None or len(names) >= expected, timeout, ProportionalPoll().delays(), sleep=sleep)
+        return names
     finally:
         os.unlink(ca_file.name)
 
@@ -168,19 +143,19 @@ KUBECONFIG_LISTS = ('clusters', 'contexts', 'users')
 
 
 def read_kubeconfig(path):
-    """The kubeconfig at ``path`` as (dict, 'json' | 'yaml'), or (None, None) when there is no file; raise PlanError
+    """The kubeconfig at ``path`` as (dict, 'json' | 'yaml'), or (None, None) when there is no file; raise InputError
     naming kubeconfig_path for what cannot be merged into (a directory, an unreadable file, one that is not a
     kubeconfig)."""
     path = os.path.expanduser(path)
     if os.path.isdir(path):
-        raise PlanError('kubeconfig_path: %s is a directory; give a file path, e.g. %s' % (path, os.path.join(path, 'config')))
+        raise InputError('kubeconfig_path: %s is a directory; give a file path, e.g. %s' % (path, os.path.join(path, 'config')))
     try:
         with open(path, encoding='utf-8') as handle:
             text = handle.read()
     except FileNotFoundError:
         return None, None
     except OSError as exc:
-        raise PlanError('kubeconfig_path: cannot read %s (%s); give a file this user can read and write' % (path, exc.strerror)) from None
+        raise InputError('kubeconfig_path: cannot read %s (%s); give a file this user can read and write' % (path, exc.strerror)) from None
     try:
         return (json.loads(text) if text.strip() else {}), 'json'
     except ValueError:
@@ -189,12 +164,12 @@ def read_kubeconfig(path):
     try:
         config = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise PlanError('kubeconfig_path: %s is neither JSON nor YAML (%s); give a kubeconfig file or a new path'
-                        % (path, str(exc).splitlines()[0])) from None
+        raise InputError('kubeconfig_path: %s is neither JSON nor YAML (%s); give a kubeconfig file or a new path'
+                         % (path, str(exc).splitlines()[0])) from None
     if not isinstance(config, dict) or config.get('kind', 'Config') != 'Config' or any(
             not isinstance(config.get(key) or [], list) for key in KUBECONFIG_LISTS):
-        raise PlanError('kubeconfig_path: %s is not a kubeconfig (kind Config with lists clusters, contexts, users); give a '
-                        'kubeconfig file or a new path' % path)
+        raise InputError('kubeconfig_path: %s is not a kubeconfig (kind Config with lists clusters, contexts, users); give a '
+                         'kubeconfig file or a new path' % path)
     return config, 'yaml'
 
 

@@ -18,7 +18,8 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import f
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.cluster import ZONE_PATTERN, check_location, check_name
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import PlanError, dig, gke_family
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke.common import dig, gke_family
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 DRANET, MULTI_NETWORK = 'dranet', 'multi_network'
 NETWORKINGS = (DRANET, MULTI_NETWORK)
@@ -58,7 +59,8 @@ ARGUMENT_SPEC = {
     'recreate': {'type': 'bool', 'default': False},
     'read_nodes': {'type': 'bool', 'default': True},
     'nodes_timeout': {'type': 'int', 'default': 600},
-    'wait_timeout': {'type': 'int', 'default': 3600},
+    'timeout': {'type': 'int', 'default': 3600, 'aliases': ['wait_timeout'],
+                'deprecated_aliases': [{'name': 'wait_timeout', 'version': '1.0.0', 'collection_name': 'aiinfra.gpudirect'}]},
     'wait': {'type': 'bool', 'default': True},
 }
 
@@ -97,42 +99,42 @@ def _networks(family, networking, additional_networks, network_prefix):
     """The additional node networks in NIC order, checked against the family's NICs."""
     if networking == DRANET:
         if additional_networks:
-            raise PlanError('additional_networks: seed 001 says multi-network API and DRANET cannot be used in one node pool; '
-                            'leave additional_networks empty with networking: dranet, or use networking: multi_network')
+            raise InputError('additional_networks: seed 001 says multi-network API and DRANET cannot be used in one node pool; '
+                             'leave additional_networks empty with networking: dranet, or use networking: multi_network')
         return []
     if additional_networks:
         pairs = []
         for index, item in enumerate(additional_networks):
             if not isinstance(item, dict) or not item.get('network') or not item.get('subnetwork'):
-                raise PlanError('additional_networks[%d]: give network and subnetwork' % index)
+                raise InputError('additional_networks[%d]: give network and subnetwork' % index)
             pairs.append((item['network'], item['subnetwork']))
     elif network_prefix:
         pairs = gke_catalog.gke_additional_networks(family.machine_type, network_prefix)
     else:
-        raise PlanError('network_prefix: give the prefix of the per-NIC networks (gce_gpudirect_network layout gke or gke_rdma), '
-                        'or list additional_networks in NIC order')
+        raise InputError('network_prefix: give the prefix of the per-NIC networks (gce_gpudirect_network layout gke or gke_rdma), '
+                         'or list additional_networks in NIC order')
     expected = gke_catalog.gke_additional_networks(family.machine_type, 'x')
     if len(pairs) != len(expected):
         what = ('1 gVNIC network and %d RDMA subnets (seed 001 "高度な構成")' % (len(expected) - 1)
                 if family.technology == families.RDMA else '%d data VPCs, one per secondary NIC (seed 003)' % len(expected))
-        raise PlanError('additional_networks: %s needs %d additional node networks, %s; %d given'
-                        % (family.machine_type, len(expected), what, len(pairs)))
+        raise InputError('additional_networks: %s needs %d additional node networks, %s; %d given'
+                         % (family.machine_type, len(expected), what, len(pairs)))
     return pairs
 
 
 def _reservation(affinity, reservation, reservation_project, reservation_block, provisioning):
     affinity = str(affinity or ('specific' if reservation else 'any')).lower()
     if affinity not in RESERVATION_AFFINITIES:
-        raise PlanError('reservation_affinity: %r; choose one of: %s' % (affinity, ', '.join(RESERVATION_AFFINITIES)))
+        raise InputError('reservation_affinity: %r; choose one of: %s' % (affinity, ', '.join(RESERVATION_AFFINITIES)))
     if reservation_block and not reservation:
-        raise PlanError('reservation_block: a reservation block belongs to a reservation; give reservation too '
-                        '(seed 001: projects/PROJECT/reservations/RESERVATION/reservationBlocks/BLOCK)')
+        raise InputError('reservation_block: a reservation block belongs to a reservation; give reservation too '
+                         '(seed 001: projects/PROJECT/reservations/RESERVATION/reservationBlocks/BLOCK)')
     if affinity == 'specific' and not reservation:
-        raise PlanError('reservation: reservation_affinity specific needs the reservation name')
+        raise InputError('reservation: reservation_affinity specific needs the reservation name')
     if affinity != 'specific' and reservation:
-        raise PlanError('reservation_affinity: %s does not take a reservation; use specific, or drop reservation' % affinity)
+        raise InputError('reservation_affinity: %s does not take a reservation; use specific, or drop reservation' % affinity)
     if provisioning in ('spot', 'flex_start') and affinity == 'specific':
-        raise PlanError('provisioning: %s nodes do not consume a reservation; use provisioning: standard with a reservation' % provisioning)
+        raise InputError('provisioning: %s nodes do not consume a reservation; use provisioning: standard with a reservation' % provisioning)
     if provisioning == 'flex_start':
         affinity = 'none'   # flex-start VMs never consume reservations (gcloud sends NO_RESERVATION with --flex-start)
     result = {'consumeReservationType': _AFFINITY_TYPES[affinity]}
@@ -142,8 +144,8 @@ def _reservation(affinity, reservation, reservation_project, reservation_block, 
             value = 'projects/%s/reservations/%s' % (reservation_project, reservation) if reservation_project else reservation
             if reservation_block:
                 if not reservation_project:
-                    raise PlanError('reservation_project: a reservation block is named by its full path; give the project that '
-                                    'holds the reservation (seed 001 RESERVATION_PROJECT)')
+                    raise InputError('reservation_project: a reservation block is named by its full path; give the project that '
+                                     'holds the reservation (seed 001 RESERVATION_PROJECT)')
                 value = gke_catalog.GKE_RDMA['reservation_block_format'].format(
                     project=reservation_project, reservation=reservation, block=reservation_block)
         result.update({'key': RESERVATION_KEY, 'values': [value]})
@@ -155,10 +157,10 @@ def check_node_locations(node_locations, location):
     region = links.region_of(location) if ZONE_PATTERN.match(location) else location
     for zone in node_locations or []:
         if not ZONE_PATTERN.match(str(zone)):
-            raise PlanError("node_locations: %r is not a zone name; write it like %s-a" % (zone, region))
+            raise InputError("node_locations: %r is not a zone name; write it like %s-a" % (zone, region))
         if links.region_of(zone) != region:
-            raise PlanError('node_locations: %s is not in %s, the region of the cluster (location %s); give a zone of %s'
-                            % (zone, region, location, region))
+            raise InputError('node_locations: %s is not in %s, the region of the cluster (location %s); give a zone of %s'
+                             % (zone, region, location, region))
 
 
 def check_reservation_names(reservation, reservation_project, reservation_block):
@@ -166,18 +168,18 @@ def check_reservation_names(reservation, reservation_project, reservation_block)
     not by the node pool's create)."""
     for field, value in (('reservation', reservation), ('reservation_block', reservation_block)):
         if value and not compute_catalog.GCE_NAME_PATTERN.match(value):
-            raise PlanError("%s: %r is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
-                            'letter, at most 63); give the name of the reservation as gcloud compute reservations list shows it'
-                            % (field, value))
+            raise InputError("%s: %r is not a valid Compute Engine name (lowercase letters, digits and hyphens, starting with a "
+                             'letter, at most 63); give the name of the reservation as gcloud compute reservations list shows it'
+                             % (field, value))
     problem = links.project_id_problem(reservation_project)
     if problem:
-        raise PlanError('reservation_' + problem)
+        raise InputError('reservation_' + problem)
 
 
 def plan_from_params(params, current_cluster, cluster_planned=False):
-    """The NodePoolPlan of gke_gpudirect_node_pool's options (state present); PlanError on bad input."""
-    if params['wait_timeout'] <= 0:
-        raise PlanError('wait_timeout: %d seconds; give how long to wait for each operation, e.g. 3600' % params['wait_timeout'])
+    """The NodePoolPlan of gke_gpudirect_node_pool's options (state present); InputError on bad input."""
+    if params['timeout'] <= 0:
+        raise InputError('timeout: %d seconds; give how long to wait for each operation, e.g. 3600' % params['timeout'])
     return build_node_pool_plan(
         params['cluster'], current_cluster, params['location'], params['name'], params['machine_type'],
         node_count=params['node_count'], autoscaling=params['autoscaling'], node_locations=params['node_locations'],
@@ -196,7 +198,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
                          reservation_affinity=None, reservation=None, reservation_project=None, reservation_block=None,
                          provisioning='standard', labels=None, autoupgrade=False, image_type=gke_catalog.GKE_IMAGE_TYPE,
                          cluster_planned=False):
-    """Check every input (against the cluster as it is) and return the NodePoolPlan; raise PlanError
+    """Check every input (against the cluster as it is) and return the NodePoolPlan; raise InputError
     before anything is created.
 
     ``cluster_planned``: the cluster does not exist yet but is planned in the same run (check mode of a
@@ -204,7 +206,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     family = gke_family(machine_type)
     rdma = family.technology == families.RDMA
     if not name:
-        raise PlanError('name: give the node pool name')
+        raise InputError('name: give the node pool name')
     check_name(name, 'name', 'node pool')
     check_name(cluster, 'cluster', 'cluster')
     check_location(location)
@@ -212,56 +214,56 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     # GPUDirect pool of 0 nodes without autoscaling has no GPU to test (the NCCL test needs 2 hosts).
     fewest = 0 if autoscaling else 1
     if node_count is not None and not fewest <= int(node_count) <= MAX_NODES_PER_ZONE:
-        raise PlanError('node_count: %d nodes per zone; give %d to %d (GKE\'s limit per node pool zone)%s'
-                        % (int(node_count), fewest, MAX_NODES_PER_ZONE,
-                           '' if autoscaling else ', or autoscaling with min_node_count 0 for a pool that may be empty'))
+        raise InputError('node_count: %d nodes per zone; give %d to %d (GKE\'s limit per node pool zone)%s'
+                         % (int(node_count), fewest, MAX_NODES_PER_ZONE,
+                            '' if autoscaling else ', or autoscaling with min_node_count 0 for a pool that may be empty'))
     check_node_locations(node_locations, location)
     check_reservation_names(reservation, reservation_project, reservation_block)
     if current_cluster is None and not cluster_planned:
-        raise PlanError('cluster: %s does not exist in %s; create it first (gke_gpudirect_cluster)' % (cluster, location))
+        raise InputError('cluster: %s does not exist in %s; create it first (gke_gpudirect_cluster)' % (cluster, location))
     if current_cluster is None:
         # What gke_gpudirect_cluster creates for this machine type: Standard, Dataplane V2, multi-networking.
         current_cluster = {'networkConfig': {'datapathProvider': gke_catalog.GKE_DATAPATH_PROVIDER, 'enableMultiNetworking': True},
                            'currentMasterVersion': 'latest'}
     if dig(current_cluster, 'autopilot.enabled'):
-        raise PlanError('cluster: %s is an Autopilot cluster, which has no user node pools; seed 001 uses a ComputeClass there '
-                        '(GPUDirect-TCPX/TCPXO are not supported on Autopilot at all)' % cluster)
+        raise InputError('cluster: %s is an Autopilot cluster, which has no user node pools; seed 001 uses a ComputeClass there '
+                         '(GPUDirect-TCPX/TCPXO are not supported on Autopilot at all)' % cluster)
     version = current_cluster.get('currentNodeVersion') or current_cluster.get('currentMasterVersion')
     try:
         gke_catalog.check_gke_version(family.technology, version, field='cluster version')
     except ValueError as exc:
-        raise PlanError('%s; upgrade the cluster (gke_gpudirect_cluster with this machine_type upgrades its control plane)' % exc) from None
+        raise InputError('%s; upgrade the cluster (gke_gpudirect_cluster with this machine_type upgrades its control plane)' % exc) from None
     if dig(current_cluster, 'networkConfig.datapathProvider') != gke_catalog.GKE_DATAPATH_PROVIDER:
-        raise PlanError('cluster: %s does not use Dataplane V2, which GPUDirect needs (seeds 001 and 003); create the cluster with '
-                        'gke_gpudirect_cluster' % cluster)
+        raise InputError('cluster: %s does not use Dataplane V2, which GPUDirect needs (seeds 001 and 003); create the cluster with '
+                         'gke_gpudirect_cluster' % cluster)
     networking = str(networking or (DRANET if rdma else MULTI_NETWORK)).lower()
     if networking not in NETWORKINGS:
-        raise PlanError('networking: %r; choose one of: %s' % (networking, ', '.join(NETWORKINGS)))
+        raise InputError('networking: %r; choose one of: %s' % (networking, ', '.join(NETWORKINGS)))
     if networking == DRANET and not rdma:
-        raise PlanError('networking: dranet is seed 001\'s RDMA path for a3-ultragpu-8g / a4-highgpu-8g; %s uses GPUDirect-%s '
-                        'with multi-networking (networking: multi_network)' % (family.machine_type, family.technology))
+        raise InputError('networking: dranet is seed 001\'s RDMA path for a3-ultragpu-8g / a4-highgpu-8g; %s uses GPUDirect-%s '
+                         'with multi-networking (networking: multi_network)' % (family.machine_type, family.technology))
     pairs = _networks(family, networking, additional_networks, network_prefix)
     if pairs and not dig(current_cluster, 'networkConfig.enableMultiNetworking'):
         # seed 001 "高度な構成" checks `clusters describe --format=value(networkConfig.enableMultiNetworking)` first.
-        raise PlanError('cluster: %s does not have multi-networking (networkConfig.enableMultiNetworking), which additional node '
-                        'networks need; run gke_gpudirect_cluster on it first' % cluster)
+        raise InputError('cluster: %s does not have multi-networking (networkConfig.enableMultiNetworking), which additional node '
+                         'networks need; run gke_gpudirect_cluster on it first' % cluster)
     if image_type != gke_catalog.GKE_IMAGE_TYPE:
-        raise PlanError('image_type: %s; GPUDirect needs Container-Optimized OS nodes (%s), Ubuntu and Windows images are not '
-                        'supported (seeds 001 and 003)' % (image_type, gke_catalog.GKE_IMAGE_TYPE))
+        raise InputError('image_type: %s; GPUDirect needs Container-Optimized OS nodes (%s), Ubuntu and Windows images are not '
+                         'supported (seeds 001 and 003)' % (image_type, gke_catalog.GKE_IMAGE_TYPE))
     if accelerator_type and accelerator_type != family.gke_accelerator:
-        raise PlanError('accelerator_type: %s comes with %s GPUs, not %s; leave accelerator_type unset'
-                        % (family.machine_type, family.gke_accelerator, accelerator_type))
+        raise InputError('accelerator_type: %s comes with %s GPUs, not %s; leave accelerator_type unset'
+                         % (family.machine_type, family.gke_accelerator, accelerator_type))
     driver = str(gpu_driver_version or 'LATEST').upper()
     if driver not in gke_catalog.GKE_GPU_DRIVER_VERSIONS:
-        raise PlanError('gpu_driver_version: %r; choose one of: %s' % (gpu_driver_version, ', '.join(gke_catalog.GKE_GPU_DRIVER_VERSIONS)))
+        raise InputError('gpu_driver_version: %r; choose one of: %s' % (gpu_driver_version, ', '.join(gke_catalog.GKE_GPU_DRIVER_VERSIONS)))
     if driver == 'INSTALLATION_DISABLED':
-        raise PlanError('gpu_driver_version: INSTALLATION_DISABLED leaves the nodes without the NVIDIA driver %d+ GPUDirect needs; '
-                        'use LATEST (seed 003) or DEFAULT' % families.MIN_NVIDIA_DRIVER)
+        raise InputError('gpu_driver_version: INSTALLATION_DISABLED leaves the nodes without the NVIDIA driver %d+ GPUDirect needs; '
+                         'use LATEST (seed 003) or DEFAULT' % families.MIN_NVIDIA_DRIVER)
     provisioning = str(provisioning or 'standard').lower()
     if provisioning not in PROVISIONING:
-        raise PlanError('provisioning: %r; choose one of: %s' % (provisioning, ', '.join(PROVISIONING)))
+        raise InputError('provisioning: %r; choose one of: %s' % (provisioning, ', '.join(PROVISIONING)))
     if compact_placement and placement_policy:
-        raise PlanError('compact_placement: give either compact_placement (GKE makes the policy) or placement_policy (yours), not both')
+        raise InputError('compact_placement: give either compact_placement (GKE makes the policy) or placement_policy (yours), not both')
     labels = dict(labels or {})
     if rdma and networking == DRANET:
         key, value = gke_catalog.GKE_RDMA['dranet_node_label']
@@ -292,8 +294,8 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     if autoscaling:
         low, high = int(autoscaling.get('min_node_count', 0)), int(autoscaling.get('max_node_count', 0))
         if high < max(low, 1) or high > MAX_NODES_PER_ZONE:
-            raise PlanError('autoscaling: max_node_count (%d) must be at least 1, at least min_node_count (%d) and at most %d '
-                            '(GKE\'s limit per node pool zone)' % (high, low, MAX_NODES_PER_ZONE))
+            raise InputError('autoscaling: max_node_count (%d) must be at least 1, at least min_node_count (%d) and at most %d '
+                             '(GKE\'s limit per node pool zone)' % (high, low, MAX_NODES_PER_ZONE))
         body['autoscaling'] = {'enabled': True, 'minNodeCount': low, 'maxNodeCount': high}
         body['initialNodeCount'] = int(node_count) if node_count is not None else low
     else:

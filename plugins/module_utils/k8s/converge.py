@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import every, until
 
 
 class ConvergeError(Exception):
@@ -168,13 +168,10 @@ def remove(api, objects, field_managers, dry_run=False, wait=False, timeout=120,
                     outcome['failed'] = _refused(obj, refusal, 'deleted')
                     break
             if wait:
-                deadline = time.monotonic() + timeout
-                while api.get(resource, obj['metadata']['name'], namespace) is not None:
-                    if time.monotonic() >= deadline:
-                        outcome['failed'] = '%s was deleted but is still there after %s s (a finalizer holds it)' % (title(obj), timeout)
-                        break
-                    time.sleep(poll)
-                if outcome['failed']:
+                _live, gone = until(lambda: api.get(resource, obj['metadata']['name'], namespace), lambda live: live is None,
+                                    timeout, every(poll))
+                if not gone:
+                    outcome['failed'] = '%s was deleted but is still there after %s s (a finalizer holds it)' % (title(obj), timeout)
                     break
         outcome['removed'].append(title(obj))
         outcome['diff'].append({'before_header': title(obj), 'after_header': '%s (deleted)' % title(obj),

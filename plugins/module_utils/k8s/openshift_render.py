@@ -25,7 +25,7 @@ from ansible.module_utils.common.validation import check_type_float, check_type_
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 OLM = 'operators.coreos.com/v1alpha1'
 NNO = 'mellanox.com/v1alpha1'
@@ -46,12 +46,12 @@ def _obj(api_version, kind, name, namespace=None, **fields):
 
 
 def configuration(options):
-    """The catalog entry of (method, link); a RenderError naming the option when unknown."""
+    """The catalog entry of (method, link); an InputError naming the option when unknown."""
     method, link = options.get('method'), options.get('link')
     if method not in catalog.METHODS:
-        raise RenderError('openshift_rdma_method=%r is not a method: use one of %s' % (method, ', '.join(catalog.METHODS)))
+        raise InputError('openshift_rdma_method=%r is not a method: use one of %s' % (method, ', '.join(catalog.METHODS)))
     if link not in catalog.LINKS:
-        raise RenderError('openshift_rdma_link=%r is not a link: use one of %s' % (link, ', '.join(catalog.LINKS)))
+        raise InputError('openshift_rdma_link=%r is not a link: use one of %s' % (link, ', '.join(catalog.LINKS)))
     return catalog.CONFIGURATIONS[(method, link)]
 
 
@@ -229,7 +229,7 @@ def problems(options, cluster=None):
     found = []
     try:
         configuration(options)
-    except RenderError as error:
+    except InputError as error:
         return [str(error)]
     _ipam_problems(options, found)
     _nic_problems(options, cluster, found)
@@ -276,7 +276,7 @@ def operator_objects(operator, channel, csv=None):
             'sourceNamespace': catalog.MARKETPLACE_NAMESPACE, 'installPlanApproval': operator['approval']}
     if operator['pin_csv']:
         if not csv:
-            raise RenderError('%s: no CSV to pin (PackageManifest channel %s has no currentCSV)' % (operator['title'], channel))
+            raise InputError('%s: no CSV to pin (PackageManifest channel %s has no currentCSV)' % (operator['title'], channel))
         spec['startingCSV'] = csv
     return [_obj('v1', 'Namespace', namespace, metadata=meta),
             _obj('operators.coreos.com/v1', 'OperatorGroup', operator['operator_group'], namespace,
@@ -366,15 +366,15 @@ def machine_configs(names, udev_rules=''):
     labels = {catalog.MACHINE_CONFIG_ROLE_LABEL: 'worker'}
     for key in names:
         if key not in catalog.MACHINE_CONFIGS:
-            raise RenderError('openshift_rdma_machine_configs entry %r is unknown: use %s'
-                              % (key, ', '.join(catalog.MACHINE_CONFIGS)))
+            raise InputError('openshift_rdma_machine_configs entry %r is unknown: use %s'
+                             % (key, ', '.join(catalog.MACHINE_CONFIGS)))
         entry = catalog.MACHINE_CONFIGS[key]
         if 'kernel_arguments' in entry:
             spec = {'kernelArguments': list(entry['kernel_arguments'])}
         else:
             contents = entry.get('contents') or udev_rules
             if not contents:
-                raise RenderError('openshift_rdma_udev_rules is required for machine config %s: give the rules, one per port' % key)
+                raise InputError('openshift_rdma_udev_rules is required for machine config %s: give the rules, one per port' % key)
             source = 'data:text/plain;base64,' + base64.b64encode(contents.encode()).decode()
             spec = {'config': {'ignition': {'version': catalog.IGNITION_VERSION},
                                'storage': {'files': [{'path': entry['path'], 'mode': 420, 'overwrite': True,
@@ -476,7 +476,7 @@ def rdma_workload(pod, options, gpus=1):
 def test_pods(options, nodes, namespace=None):
     """The chapter's two test Pods, one per node (§9): server on nodes[0], client on nodes[1]."""
     if len(nodes or []) < 2:
-        raise RenderError('the ib_write_bw proof needs two nodes that the selector matches; found %d' % len(nodes or []))
+        raise InputError('the ib_write_bw proof needs two nodes that the selector matches; found %d' % len(nodes or []))
     namespace = namespace or options.get('network_namespace') or catalog.NETWORK_NAMESPACE
     pods = []
     for role, node in zip(('server', 'client'), nodes[:2]):
@@ -502,9 +502,9 @@ def network_ip(pod, network=None):
     """The Pod's secondary-network address from Multus's network-status annotation (net1 by default)."""
     text = ((pod.get('metadata') or {}).get('annotations') or {}).get('k8s.v1.cni.cncf.io/network-status')
     if not text:
-        raise RenderError('Pod %s has no k8s.v1.cni.cncf.io/network-status annotation: the network did not attach'
-                          % pod['metadata']['name'])
+        raise InputError('Pod %s has no k8s.v1.cni.cncf.io/network-status annotation: the network did not attach'
+                         % pod['metadata']['name'])
     for entry in json.loads(text):
         if entry.get('interface') == 'net1' or (network and entry.get('name', '').endswith('/' + network)):
             return entry['ips'][0]
-    raise RenderError('Pod %s has no net1 in its network-status' % pod['metadata']['name'])
+    raise InputError('Pod %s has no net1 in its network-status' % pod['metadata']['name'])

@@ -6,13 +6,12 @@ gke_gpudirect (TCPX / TCPXO, seed 003) and gke_rdma (RDMA, seed 001).
 
 The vendor's DaemonSets and test workloads are loaded as data from manifests/ (verbatim copies, see
 manifests/SOURCES.md); only what the catalog decides is overridden here: image tags and the GPU
-nodes they run on. Bad input raises RenderError naming the input and the fix, before anything is
+nodes they run on. Bad input raises InputError naming the input and the fix, before anything is
 applied.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import shlex
@@ -25,6 +24,8 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.gke impo
     GKE_RDMA, GKE_RDMA_INSTALLER, GKE_RDMA_NETWORK_OBJECTS, GKE_VPC_LAYOUT, NRI_DEVICE_INJECTOR, gke_additional_networks, gke_stack,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import version_pair
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.image_reference import ImageReference
 
 MANIFEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'manifests')
 ACCELERATOR_LABEL = 'cloud.google.com/gke-accelerator'
@@ -47,10 +48,6 @@ CLUSTER_SCOPED_KINDS = frozenset(('Network', 'GKENetworkParamSet', 'Namespace', 
                                   'DeviceClass', 'ComputeClass'))
 
 
-class RenderError(ValueError):
-    """Bad input to a render function (GKE and OpenShift alike); the message names the input and the fix."""
-
-
 def load_manifest(relative):
     """The objects of a vendored manifest (a YAML stream), as new dicts."""
     # Controller side only (the filters): hosts never import this.
@@ -59,23 +56,12 @@ def load_manifest(relative):
         return [doc for doc in yaml.safe_load_all(handle) if doc]
 
 
-# An image reference as the kubelet parses it (github.com/distribution/reference, regexp.go: domain, path components,
-# tag, digest); a Pod whose image does not parse stays in InvalidImageName, which the API server does not refuse.
-_DOMAIN_PART = r'(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])'
-_PATH_PART = r'[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*'
-IMAGE_REFERENCE = re.compile(r'^(?:%s(?:\.%s)*(?::[0-9]+)?/)?%s(?:/%s)*(?::[\w][\w.-]{0,127})?'
-                             r'(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?$'
-                             % (_DOMAIN_PART, _DOMAIN_PART, _PATH_PART, _PATH_PART))
-
-
 def check_image(image, field):
-    """``image`` when the kubelet can parse it, else a RenderError naming ``field``."""
-    name = str(image).split('@', 1)[0]
-    if ':' in name.rsplit('/', 1)[-1]:
-        name = name.rsplit(':', 1)[0]
-    if not IMAGE_REFERENCE.match(str(image)) or len(name) > 255:   # the reference's 255-character limit is the name's
-        raise RenderError('%s: %r is not an image reference the kubelet can pull (its Pods would stay in InvalidImageName); give '
-                          'REGISTRY/PATH:TAG or REGISTRY/PATH@sha256:DIGEST, or leave it empty for the catalog\'s image' % (field, image))
+    """``image`` when the kubelet can parse it, else an InputError naming ``field``."""
+    reference = ImageReference.parse(image)
+    if str(reference) != str(image) or not reference.valid:
+        raise InputError('%s: %r is not an image reference the kubelet can pull (its Pods would stay in InvalidImageName); give '
+                         'REGISTRY/PATH:TAG or REGISTRY/PATH@sha256:DIGEST, or leave it empty for the catalog\'s image' % (field, image))
     return image
 
 
@@ -83,9 +69,9 @@ def _technology(technology, allowed):
     try:
         tech = check_technology(technology)
     except ValueError as exc:
-        raise RenderError(str(exc)) from None   # it names the field already
+        raise InputError(str(exc)) from None   # it names the field already
     if tech not in allowed:
-        raise RenderError('technology: %s is not handled here; choose one of: %s' % (tech, choices_text(allowed)))
+        raise InputError('technology: %s is not handled here; choose one of: %s' % (tech, choices_text(allowed)))
     return tech
 
 
@@ -110,7 +96,7 @@ def gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True
     if machine_type:
         family = FAMILIES.get(machine_type)
         if family is None or family.technology != tech or not family.gke_accelerator:
-            raise RenderError('machine_type: %r is not a GKE machine type of GPUDirect-%s; choose one of: %s' % (
+            raise InputError('machine_type: %r is not a GKE machine type of GPUDirect-%s; choose one of: %s' % (
                 machine_type, tech, choices_text([f.machine_type for f in families_for_technology(tech) if f.gke_accelerator])))
         accelerators = [family.gke_accelerator]
     else:
@@ -126,8 +112,8 @@ def gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True
 def check_namespace(namespace, field='namespace'):
     """A namespace name the API server takes (an RFC 1123 label); it refuses others with a raw 422 after the pool exists."""
     if namespace and not _DNS_LABEL.match(str(namespace)):
-        raise RenderError('%s: %r is not a namespace name; use lower-case letters, digits and -, at most 63 characters'
-                          % (field, namespace))
+        raise InputError('%s: %r is not a namespace name; use lower-case letters, digits and -, at most 63 characters'
+                         % (field, namespace))
 
 
 def _namespaced(obj, namespace):
@@ -151,13 +137,13 @@ def gke_network_objects(technology, network_prefix=None, networks=None):
     if networks:
         pairs = [(_last(n.get('name') or n.get('network')), _last(n.get('subnet') or n.get('subnetwork'))) for n in networks]
         if len(pairs) != count or not all(a and b for a, b in pairs):
-            raise RenderError('networks: GPUDirect-%s needs %d data VPCs, each with a network and a subnet, in NIC order; got %d'
-                              % (tech, count, len(pairs)))
+            raise InputError('networks: GPUDirect-%s needs %d data VPCs, each with a network and a subnet, in NIC order; got %d'
+                             % (tech, count, len(pairs)))
     elif network_prefix:
         pairs = [(GKE_VPC_LAYOUT['network'].format(prefix=network_prefix, n=n), GKE_VPC_LAYOUT['subnet'].format(prefix=network_prefix, n=n))
                  for n in range(1, count + 1)]
     else:
-        raise RenderError('network_prefix: give the prefix of the data VPCs (PREFIX-net-N, PREFIX-sub-N) or the networks list')
+        raise InputError('network_prefix: give the prefix of the data VPCs (PREFIX-net-N, PREFIX-sub-N) or the networks list')
     return _device_networks((GKE_NETWORK_NAME.format(n=n), vpc, subnet, GKE_NETWORK_DEVICE_MODE)
                             for n, (vpc, subnet) in enumerate(pairs, start=1))
 
@@ -185,18 +171,18 @@ def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ul
     if networks:
         pairs = [(_last(n.get('name') or n.get('network')), _last(n.get('subnet') or n.get('subnetwork'))) for n in networks]
         if len(pairs) != count or not all(a and b for a, b in pairs):
-            raise RenderError("networks: seed 001's multi-network pool has %d additional networks (1 gVNIC, %d RDMA subnets), each "
-                              'with a network and a subnetwork, in NIC order; got %d' % (count, count - 1, len(pairs)))
+            raise InputError("networks: seed 001's multi-network pool has %d additional networks (1 gVNIC, %d RDMA subnets), each "
+                             'with a network and a subnetwork, in NIC order; got %d' % (count, count - 1, len(pairs)))
     elif network_prefix:
         pairs = gke_additional_networks(machine_type, network_prefix)
     else:
-        raise RenderError('network_prefix: give the prefix of the gVNIC and RDMA VPCs (PREFIX-gvnic-net, PREFIX-rdma-sub-N) or the '
-                          'networks list')
+        raise InputError('network_prefix: give the prefix of the gVNIC and RDMA VPCs (PREFIX-gvnic-net, PREFIX-rdma-sub-N) or the '
+                         'networks list')
     rdma_vpcs = sorted({vpc for vpc, _subnet in pairs[1:]})
     if len(rdma_vpcs) != 1 or pairs[0][0] in rdma_vpcs:
-        raise RenderError('networks: the first network is the gVNIC VPC and the %d RDMA subnets after it belong to one other VPC '
-                          '(seed 001: GVNIC_NETWORK_PREFIX-net, RDMA_NETWORK_PREFIX-net); got %s'
-                          % (count - 1, ', '.join(vpc for vpc, _subnet in pairs)))
+        raise InputError('networks: the first network is the gVNIC VPC and the %d RDMA subnets after it belong to one other VPC '
+                         '(seed 001: GVNIC_NETWORK_PREFIX-net, RDMA_NETWORK_PREFIX-net); got %s'
+                         % (count - 1, ', '.join(vpc for vpc, _subnet in pairs)))
     names = GKE_RDMA_NETWORK_OBJECTS
     rows = [(names['gvnic_name'], pairs[0][0], pairs[0][1], names['gvnic_device_mode'])]
     rows += [(names['rdma_name'].format(n=n), vpc, subnet, names['rdma_device_mode']) for n, (vpc, subnet) in enumerate(pairs[1:])]
@@ -206,7 +192,7 @@ def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ul
 def _rdma_family(machine_type, field='machine_type'):
     family = FAMILIES.get(str(machine_type))
     if family is None or family.technology != RDMA or GKE not in family.platforms:
-        raise RenderError('%s: %r; seed 001 (GPUDirect-RDMA on GKE) is for %s' % (
+        raise InputError('%s: %r; seed 001 (GPUDirect-RDMA on GKE) is for %s' % (
             field, machine_type, choices_text([f.machine_type for f in families_for_technology(RDMA) if GKE in f.platforms])))
     return family
 
@@ -230,7 +216,7 @@ def _container(pod_spec, name, where):
     for container in (pod_spec.get('initContainers') or []) + (pod_spec.get('containers') or []):
         if container.get('name') == name:
             return container
-    raise RenderError('%s: the vendor manifest has no container %s (manifests/SOURCES.md: re-vendor or update render.py)' % (where, name))
+    raise InputError('%s: the vendor manifest has no container %s (manifests/SOURCES.md: re-vendor or update render.py)' % (where, name))
 
 
 def gke_daemonsets(technology, node_pool=None, plugin_image=None):
@@ -246,7 +232,7 @@ def gke_daemonsets(technology, node_pool=None, plugin_image=None):
     for daemonset in (installer, nri):
         daemonset['spec']['template']['spec']['affinity'] = _gpu_affinity(tech, node_pool)
     if (installer['metadata']['name'], nri['metadata']['name']) != (stack.installer.name, NRI_DEVICE_INJECTOR.name):
-        raise RenderError('manifests: the vendored DaemonSets are not named as the catalog names them')
+        raise InputError('manifests: the vendored DaemonSets are not named as the catalog names them')
     return [installer, nri]
 
 
@@ -258,7 +244,7 @@ def rdma_installer_daemonset(node_pool=None, machine_type=None):
     installer instead)."""
     installer = load_manifest(INSTALLER_MANIFESTS[RDMA])[0]
     if installer['metadata']['name'] != GKE_RDMA_INSTALLER.name:
-        raise RenderError('manifests: the vendored RDMA installer is not named as the catalog names it')
+        raise InputError('manifests: the vendored RDMA installer is not named as the catalog names it')
     accelerators = [_rdma_family(machine_type).gke_accelerator] if machine_type else gke_accelerators(RDMA)
     expressions = [{'key': ACCELERATOR_LABEL, 'operator': 'In', 'values': accelerators}]
     if node_pool:
@@ -285,9 +271,9 @@ def rdma_compute_class(name, priorities):
     ``reservation_block`` optional), ``spot``, then ``acceleratorNetworkProfile: auto`` and ``gpuDirect: rdma``.
     ``priorities``: a list of dicts with the keys of COMPUTE_CLASS_PRIORITY_KEYS, most preferred first."""
     if not name or not _DNS_LABEL.match(str(name)):
-        raise RenderError('compute_class: %r is not a valid ComputeClass name; use lower-case letters, digits and -, at most 63' % (name,))
+        raise InputError('compute_class: %r is not a valid ComputeClass name; use lower-case letters, digits and -, at most 63' % (name,))
     if not priorities:
-        raise RenderError('compute_class priorities: give at least one priority (machine_type a3-ultragpu-8g or a4-highgpu-8g)')
+        raise InputError('compute_class priorities: give at least one priority (machine_type a3-ultragpu-8g or a4-highgpu-8g)')
     rendered = [_compute_class_priority(index, item) for index, item in enumerate(priorities)]
     obj = {'apiVersion': GKE_RDMA['compute_class_api_version'], 'kind': 'ComputeClass', 'metadata': {'name': str(name)},
            'spec': {'nodePoolConfig': {'dra': {'networking': {'enabled': True}}}, 'priorities': rendered,
@@ -299,16 +285,16 @@ def rdma_compute_class(name, priorities):
 def _compute_class_priority(index, item):
     where = 'compute_class priorities[%d]' % index
     if not isinstance(item, dict):
-        raise RenderError('%s: give a dict with machine_type (and reservation, spot, ...)' % where)
+        raise InputError('%s: give a dict with machine_type (and reservation, spot, ...)' % where)
     unknown = sorted(set(item) - set(COMPUTE_CLASS_PRIORITY_KEYS))
     if unknown:
-        raise RenderError('%s: unknown key(s) %s; use %s' % (where, ', '.join(unknown), ', '.join(COMPUTE_CLASS_PRIORITY_KEYS)))
+        raise InputError('%s: unknown key(s) %s; use %s' % (where, ', '.join(unknown), ', '.join(COMPUTE_CLASS_PRIORITY_KEYS)))
     family = _rdma_family(item.get('machine_type'), where + '.machine_type')
     priority = {'gpu': {'type': family.gke_accelerator, 'count': family.gpu_count}}
     driver = item.get('gpu_driver_version')
     if driver:
         if str(driver).lower() not in COMPUTE_CLASS_DRIVER_VERSIONS:
-            raise RenderError('%s.gpu_driver_version: %r; ComputeClass takes %s' % (where, driver, ', '.join(COMPUTE_CLASS_DRIVER_VERSIONS)))
+            raise InputError('%s.gpu_driver_version: %r; ComputeClass takes %s' % (where, driver, ', '.join(COMPUTE_CLASS_DRIVER_VERSIONS)))
         priority['gpu']['driverVersion'] = str(driver).lower()
     if item.get('by_family'):
         priority['machineFamily'] = family.machine_type.split('-')[0]   # a3 / a4; the GPU type picks the machine
@@ -317,12 +303,12 @@ def _compute_class_priority(index, item):
     reservation, zones = item.get('reservation'), list(item.get('reservation_zones') or [])
     for key in ('reservation_zones', 'reservation_project', 'reservation_block'):
         if item.get(key) and not reservation:
-            raise RenderError('%s.%s: belongs to a reservation; give reservation too (seed 001: reservations.specific[].name)' % (where, key))
+            raise InputError('%s.%s: belongs to a reservation; give reservation too (seed 001: reservations.specific[].name)' % (where, key))
     if reservation:
         if item.get('spot'):
-            raise RenderError('%s.spot: spot nodes do not consume a reservation; drop spot or the reservation' % where)
+            raise InputError('%s.spot: spot nodes do not consume a reservation; drop spot or the reservation' % where)
         if not zones:
-            raise RenderError('%s.reservation_zones: give the zone(s) of reservation %s (seed 001: RESERVATION_ZONE)' % (where, reservation))
+            raise InputError('%s.reservation_zones: give the zone(s) of reservation %s (seed 001: RESERVATION_ZONE)' % (where, reservation))
         specific = {'name': str(reservation), 'zones': zones}
         if item.get('reservation_project'):
             specific['project'] = str(item['reservation_project'])
@@ -340,29 +326,29 @@ def check_rdma_compute_class(obj):
     auto-creation, and every priority an A3 Ultra / A4 machine with ``gpuDirect: rdma`` and
     ``acceleratorNetworkProfile: auto``. Returns ``obj``."""
     if not isinstance(obj, dict) or obj.get('kind') != 'ComputeClass' or obj.get('apiVersion') != GKE_RDMA['compute_class_api_version']:
-        raise RenderError('compute_class: give a %s ComputeClass' % GKE_RDMA['compute_class_api_version'])
+        raise InputError('compute_class: give a %s ComputeClass' % GKE_RDMA['compute_class_api_version'])
     spec = obj.get('spec') or {}
     name = (obj.get('metadata') or {}).get('name')
     if ((spec.get('nodePoolConfig') or {}).get('dra') or {}).get('networking', {}).get('enabled') is not True:
-        raise RenderError('compute_class %s: spec.nodePoolConfig.dra.networking.enabled must be true (seed 001: DRANET gives the Pods '
-                          'their RDMA NICs)' % name)
+        raise InputError('compute_class %s: spec.nodePoolConfig.dra.networking.enabled must be true (seed 001: DRANET gives the Pods '
+                         'their RDMA NICs)' % name)
     if (spec.get('nodePoolAutoCreation') or {}).get('enabled') is not True:
-        raise RenderError('compute_class %s: spec.nodePoolAutoCreation.enabled must be true (seed 001: GKE creates the RDMA node '
-                          'pools for the class)' % name)
+        raise InputError('compute_class %s: spec.nodePoolAutoCreation.enabled must be true (seed 001: GKE creates the RDMA node '
+                         'pools for the class)' % name)
     wanted = dict(GKE_RDMA['compute_class_priority'])
     if not spec.get('priorities'):
-        raise RenderError('compute_class %s: spec.priorities is empty; give an A3 Ultra or A4 priority' % name)
+        raise InputError('compute_class %s: spec.priorities is empty; give an A3 Ultra or A4 priority' % name)
     for index, priority in enumerate(spec['priorities']):
         where = 'compute_class %s: spec.priorities[%d]' % (name, index)
         for key, value in wanted.items():
             if priority.get(key) != value:
-                raise RenderError('%s.%s is %r; seed 001 needs %s: %s (the automated RDMA NCCL installer and automated networking)'
-                                  % (where, key, priority.get(key), key, value))
+                raise InputError('%s.%s is %r; seed 001 needs %s: %s (the automated RDMA NCCL installer and automated networking)'
+                                 % (where, key, priority.get(key), key, value))
         gpu = (priority.get('gpu') or {}).get('type')
         machine = priority.get('machineType') or ''
         families = [f for f in families_for_technology(RDMA) if GKE in f.platforms]
         if not any(gpu == f.gke_accelerator and machine in ('', f.machine_type) for f in families):
-            raise RenderError('%s: gpu.type %r with machineType %r is not an A3 Ultra or A4 machine; use %s' % (
+            raise InputError('%s: gpu.type %r with machineType %r is not an A3 Ultra or A4 machine; use %s' % (
                 where, gpu, machine, ', '.join('%s with %s' % (f.gke_accelerator, f.machine_type) for f in families)))
     return obj
 
@@ -393,11 +379,11 @@ def nccl_test_objects(technology, namespace=None, compute_class=None, multi_netw
     test Pods (MULTI_NETWORK_TEST_MANIFEST), attached to rdma-0..7 by annotation, with no claim."""
     tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
     if compute_class and tech != RDMA:
-        raise RenderError('compute_class: seed 001\'s ComputeClass path is for RDMA; GPUDirect-%s runs on Standard node pools' % tech)
+        raise InputError('compute_class: seed 001\'s ComputeClass path is for RDMA; GPUDirect-%s runs on Standard node pools' % tech)
     if multi_network and (tech != RDMA or compute_class):
-        raise RenderError('multi_network: the manual multi-network test is seed 001\'s RDMA variant on a node pool with additional '
-                          'networks; it takes no compute_class and no other technology (got %s%s)'
-                          % (tech, ', compute_class %s' % compute_class if compute_class else ''))
+        raise InputError('multi_network: the manual multi-network test is seed 001\'s RDMA variant on a node pool with additional '
+                         'networks; it takes no compute_class and no other technology (got %s%s)'
+                         % (tech, ', compute_class %s' % compute_class if compute_class else ''))
     paths = (MULTI_NETWORK_TEST_MANIFEST,) if multi_network else TEST_MANIFESTS[tech]
     objects = [obj for path in paths for obj in load_manifest(path)]
     for obj in objects:
@@ -448,7 +434,3 @@ def nccl_machine_type(technology):
     if tech == RDMA:
         return next(name for name, f in FAMILIES.items() if f.technology == RDMA and f.nccl_min_avg_busbw_gbps)
     return gke_family(tech).machine_type
-
-
-def copy_objects(objects):
-    return copy.deepcopy(list(objects))

@@ -18,7 +18,8 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.gke impo
     GKE_RDMA, GKE_SHARED_MEMORY, gke_pod_annotations, gke_stack, nccl_env,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import version_pair
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError, _technology, check_image, gke_family
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import _technology, check_image, gke_family
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 GPU_RESOURCE = 'nvidia.com/gpu'
 RDMA_CLAIM_NAME = 'rdma'
@@ -39,10 +40,10 @@ def pod_templates(obj):
     if kind == 'JobSet':
         jobs = spec.get('replicatedJobs') or []
         if not jobs:
-            raise RenderError('workload: JobSet %s has no spec.replicatedJobs' % _name(obj))
+            raise InputError('workload: JobSet %s has no spec.replicatedJobs' % _name(obj))
         return [('spec.replicatedJobs[%s].template.spec.template' % job.get('name', i),
                  job.setdefault('template', {}).setdefault('spec', {}).setdefault('template', {})) for i, job in enumerate(jobs)]
-    raise RenderError('workload: kind %r cannot carry GPUDirect; give a Pod, Deployment, StatefulSet, Job, CronJob or JobSet' % kind)
+    raise InputError('workload: kind %r cannot carry GPUDirect; give a Pod, Deployment, StatefulSet, Job, CronJob or JobSet' % kind)
 
 
 def _name(obj):
@@ -54,8 +55,8 @@ def _merge_named(items, wanted, where, key='name'):
     for item in items:
         if item.get(key) == wanted[key]:
             if item != wanted:
-                raise RenderError('%s: %s %r already exists and differs from what GPUDirect needs (%r); remove it or make it equal'
-                                  % (where, key, wanted[key], wanted))
+                raise InputError('%s: %s %r already exists and differs from what GPUDirect needs (%r); remove it or make it equal'
+                                 % (where, key, wanted[key], wanted))
             return
     items.append(copy.deepcopy(wanted))
 
@@ -63,18 +64,18 @@ def _merge_named(items, wanted, where, key='name'):
 def _gpu_containers(pod_spec, where, gpus, skip):
     containers = [c for c in pod_spec.get('containers') or [] if c.get('name') not in skip]
     if not containers:
-        raise RenderError('%s.containers: no container to run the GPU workload' % where)
+        raise InputError('%s.containers: no container to run the GPU workload' % where)
     asking = [c for c in containers if _gpu_count(c) is not None]
     if not asking:
         if len(containers) > 1:
-            raise RenderError('%s.containers: several containers and none requests %s; set resources.limits[%s] on the GPU '
-                              'containers (all %d GPUs of the node in all)' % (where, GPU_RESOURCE, GPU_RESOURCE, gpus))
+            raise InputError('%s.containers: several containers and none requests %s; set resources.limits[%s] on the GPU '
+                             'containers (all %d GPUs of the node in all)' % (where, GPU_RESOURCE, GPU_RESOURCE, gpus))
         containers[0].setdefault('resources', {}).setdefault('limits', {})[GPU_RESOURCE] = gpus
         asking = containers
     total = sum(_gpu_count(c) for c in asking)
     if total != gpus:
-        raise RenderError('%s.containers: the GPU containers request %d %s; GPUDirect needs one Pod per node using all %d GPUs '
-                          'and all NICs of the node (seed 003 "Limitaciones"); request %d' % (where, total, GPU_RESOURCE, gpus, gpus))
+        raise InputError('%s.containers: the GPU containers request %d %s; GPUDirect needs one Pod per node using all %d GPUs '
+                         'and all NICs of the node (seed 003 "Limitaciones"); request %d' % (where, total, GPU_RESOURCE, gpus, gpus))
     return asking
 
 
@@ -86,7 +87,7 @@ def _gpu_count(container):
             try:
                 return int(value)
             except (TypeError, ValueError):
-                raise RenderError('containers[%s].resources.%s[%s]: %r is not a whole number' % (container.get('name'), part, GPU_RESOURCE, value)) from None
+                raise InputError('containers[%s].resources.%s[%s]: %r is not a whole number' % (container.get('name'), part, GPU_RESOURCE, value)) from None
     return None
 
 
@@ -109,8 +110,8 @@ def _add_mounts(container, mounts):
 
 def _refuse_host_network(pod_spec, where):
     if pod_spec.get('hostNetwork'):
-        raise RenderError('%s.hostNetwork: true; GPUDirect on GKE gives the Pod its NICs through multi-networking or DRANET, '
-                          'remove hostNetwork' % where)
+        raise InputError('%s.hostNetwork: true; GPUDirect on GKE gives the Pod its NICs through multi-networking or DRANET, '
+                         'remove hostNetwork' % where)
 
 
 def _shared_memory(size_limit=None):
@@ -131,8 +132,8 @@ def _tcpx_env(technology, mode):
         pairs += [(k, v) for k, v in nccl_env(technology, debug=mode == 'recommended').items() if '${' not in v]
     elif mode == 'profile':
         if stack.nccl_env_profile is None:
-            raise RenderError('nccl_env: profile is a GPUDirect-TCPXO option (nccl-env-profile.sh); for %s choose one of: '
-                              'required, recommended, none' % technology)
+            raise InputError('nccl_env: profile is a GPUDirect-TCPXO option (nccl-env-profile.sh); for %s choose one of: '
+                             'required, recommended, none' % technology)
         pairs.append(stack.nccl_env_profile[:2])
     return pairs
 
@@ -142,7 +143,7 @@ def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=N
     (tcpx-daemon / tcpxo-daemon), volumes and mounts, /dev/shm, GPU requests and the NCCL env."""
     tech = _technology(technology, ('TCPXO', 'TCPX'))
     if nccl_env_mode not in NCCL_ENV_CHOICES:
-        raise RenderError('nccl_env: %r; choose one of: %s' % (nccl_env_mode, ', '.join(NCCL_ENV_CHOICES)))
+        raise InputError('nccl_env: %r; choose one of: %s' % (nccl_env_mode, ', '.join(NCCL_ENV_CHOICES)))
     stack = gke_stack(tech)
     gpus = gke_family(tech).gpu_count
     result = copy.deepcopy(obj)
@@ -166,8 +167,8 @@ def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=N
         annotations = metadata.setdefault('annotations', {})
         for key, value in gke_pod_annotations(tech).items():
             if annotations.get(key, value) != value:
-                raise RenderError('%s.metadata.annotations[%s]: already set to another value; GPUDirect-%s needs %r; remove it'
-                                  % (where or 'metadata', key, tech, value))
+                raise InputError('%s.metadata.annotations[%s]: already set to another value; GPUDirect-%s needs %r; remove it'
+                                 % (where or 'metadata', key, tech, value))
             annotations[key] = value
         gpu_containers = _gpu_containers(pod_spec, where, gpus, skip=(stack.daemon_container,))
         _merge_named(pod_spec.setdefault('containers', []), daemon, where + '.containers')
@@ -194,8 +195,8 @@ def rdma_workload(obj, claim_template=None, shared_memory_limit=None):
         pod_spec = template.setdefault('spec', {})
         _refuse_host_network(pod_spec, where)
         if 'networking.gke.io/interfaces' in (metadata.get('annotations') or {}):
-            raise RenderError('%s.metadata.annotations[networking.gke.io/interfaces]: the multi-network API and DRANET cannot '
-                              'share a node pool (seed 001); remove the annotation or use the manual multi-network path' % where)
+            raise InputError('%s.metadata.annotations[networking.gke.io/interfaces]: the multi-network API and DRANET cannot '
+                             'share a node pool (seed 001); remove the annotation or use the manual multi-network path' % where)
         gpu_containers = _gpu_containers(pod_spec, where, 8, skip=())
         _merge_named(pod_spec.setdefault('resourceClaims', []), {'name': RDMA_CLAIM_NAME, 'resourceClaimTemplateName': template_name},
                      where + '.resourceClaims')

@@ -16,6 +16,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import f
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import verdict as nccl_verdict
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 SIZE_PATTERN = r'^\d+(\.\d+)?[KkMmGg]?$'
 
@@ -55,10 +56,6 @@ def argument_spec():
     )
 
 
-class UsageError(ValueError):
-    """Bad module input; the message names the option and the fix."""
-
-
 def verdict_target(params):
     """(machine type or None, its catalog entry or None, technology or None): what the verdict judges against."""
     family = families.get_family(params['machine_type'], field='machine_type') if params['machine_type'] else None
@@ -66,7 +63,7 @@ def verdict_target(params):
     if technology:
         technology = families.check_technology(technology, field='technology')
         if family and family.technology != technology:
-            raise UsageError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
+            raise InputError('technology: %s uses GPUDirect-%s, not %s; drop technology or fix machine_type'
                              % (family.machine_type, family.technology, technology))
     return (family.machine_type if family else None), family, (technology or (family.technology if family else None))
 
@@ -75,20 +72,33 @@ def gce_exec(params, technology):
     """(container, argv): seed 000's setup commands and run script, from the catalog, as one ``bash -c`` in the
     NCCL test container (module nccl_container starts it; its name is the catalog's unless ``container`` is given)."""
     if not technology:
-        raise UsageError('machine_type: mode gce needs machine_type (or technology) to pick the seed\'s run script; '
+        raise InputError('machine_type: mode gce needs machine_type (or technology) to pick the seed\'s run script; '
                          'for example machine_type: a3-megagpu-8g')
     try:
         stack = host_stacks.host_stack(technology)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
     hosts = params['hosts'] or []
     if len(hosts) < 2:
-        raise UsageError('hosts: mode gce runs between VMs; give at least two VM names, for example [vm-1, vm-2]')
+        raise InputError('hosts: mode gce runs between VMs; give at least two VM names, for example [vm-1, vm-2]')
     container = params['container'] or host_stacks.nccl_container_name(technology)
     names = ' '.join(shlex.quote(h) for h in hosts)
     script = ['set -e'] + [c.format(hosts=names) for c in stack.nccl_test_setup_commands]
-    script.append(params['test_command'] or stack.nccl_test_command)
+    script.append(params['test_command'] or seed_command(stack, params['collective']))
     return container, ['bash', '-c', '\n'.join(script)]
+
+
+def seed_command(stack, collective):
+    """The seed's run command for ``collective`` (None: the seed's own, all_gather). TCPXO's script takes the nccl-tests
+    binary as its first argument, so any collective runs; TCPX's image has a script for all_gather only."""
+    wanted = nccl_parse.collective_name(collective)
+    seeds = collective_in_command(stack.nccl_test_command)
+    if wanted is None or wanted == seeds:
+        return stack.nccl_test_command
+    if '%s_perf' % seeds in stack.nccl_test_command:
+        return stack.nccl_test_command.replace('%s_perf' % seeds, '%s_perf' % wanted, 1)
+    raise InputError('collective: the GPUDirect-%s image runs %s only (%s); drop collective, or give test_command with a '
+                     'script of the image that runs %s' % (stack.technology, seeds, stack.nccl_test_command.split()[0], wanted))
 
 
 def gce_command(params, technology):
@@ -106,11 +116,11 @@ def collective_in_command(command):
 def local_command(params, family):
     """The nccl-tests binary with its arguments, after the launcher."""
     if not params['binary']:
-        raise UsageError('binary: mode local runs an nccl-tests binary; give its path, for example '
+        raise InputError('binary: mode local runs an nccl-tests binary; give its path, for example '
                          '/opt/nccl-tests/build/all_gather_perf')
     for option in ('minbytes', 'maxbytes'):
         if not re.match(SIZE_PATTERN, params[option]):
-            raise UsageError('%s: %r is not an nccl-tests size; write a number with an optional K, M or G, for example 512M'
+            raise InputError('%s: %r is not an nccl-tests size; write a number with an optional K, M or G, for example 512M'
                              % (option, params[option]))
     command = list(params['launcher']) + [params['binary'], '-b', params['minbytes'], '-e', params['maxbytes'],
                                           '-f', str(params['stepfactor'])]
@@ -128,7 +138,7 @@ def check_inputs(params):
     family_name, family, technology = verdict_target(params)
     nccl_verdict.thresholds_for(family_name, params['thresholds'])
     if params['timeout'] <= 0:
-        raise UsageError('timeout: %d; give the seconds the test may run, for example 1800' % params['timeout'])
+        raise InputError('timeout: %d; give the seconds the test may run, for example 1800' % params['timeout'])
     if params['mode'] == 'parse':
         return family_name, family, technology, None, params['collective']
     if params['mode'] == 'gce':

@@ -64,13 +64,18 @@ def _driver_major(version):
     return int(match.group(1)) if match else None
 
 
-def check_gpus(gpus, topology, expected_count=None, gpu_model=None, min_driver=None):
+def check_gpus(gpus, topology, expected_count=None, gpu_model=None, min_driver=None, requested=None):
     """Preflight problems (a list of sentences; empty when fit for an NCCL test).
 
-    Checks: GPU count, model (``name`` starts with ``gpu_model``), one driver version of at least
-    ``min_driver`` (major), MIG off on every GPU, every GPU pair linked by NVLink (``NV#``).
+    Checks: the GPUs the run asks for (``requested``, nccl-tests' ``-g``) are there, GPU count, model (``name`` starts
+    with ``gpu_model``), one driver version of at least ``min_driver`` (major), MIG off on every GPU, every GPU pair
+    linked by NVLink (``NV#``).
     """
     problems = []
+    if requested is not None and requested > len(gpus):
+        # nccl-tests itself would only print "Invalid number of GPUs: N requested but only M were found".
+        problems.append('ngpus: the test asks for %d GPU(s) per process and nvidia-smi shows %d; give ngpus %d or less'
+                        % (requested, len(gpus), len(gpus)))
     if expected_count is not None and len(gpus) != expected_count:
         problems.append('nvidia-smi shows %d GPU(s); the family has %d: a GPU is missing or the driver is not loaded'
                         % (len(gpus), expected_count))

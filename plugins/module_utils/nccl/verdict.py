@@ -205,8 +205,12 @@ def evaluate(results, machine_type=None, thresholds=None, technology=None, requi
     checks, verdicts = [], {}
     collectives = results.get('collectives') or []
     if not collectives:
-        checks.append(_check('nccl-tests', 'results', FAILED, 'no nccl-tests results in the output (%d unreadable lines)'
-                             % len(results.get('unparsed_lines') or [])))
+        unread = results.get('unparsed_lines') or []
+        # What nccl-tests printed instead of a table is its own error ("Invalid number of GPUs: 4 requested but only 1
+        # were found."): quote it, so the reason is in the verdict and not only in unparsed_lines.
+        said = '; it printed: %s' % ' / '.join(entry['text'] for entry in unread[-2:]) if unread else ''
+        checks.append(_check('nccl-tests', 'results', FAILED, 'no nccl-tests results in the output (%d unreadable lines)%s'
+                             % (len(unread), said)))
     for message in results.get('errors') or []:
         checks.append(_check('nccl-tests', 'results', FAILED, message))
     regressions = compare_with_baseline(results, baseline, max_regression_pct) if baseline else []

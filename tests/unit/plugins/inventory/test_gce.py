@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.inventory import gce
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import vm
 
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
 
@@ -164,7 +165,7 @@ def test_garbage_collection_is_paused_for_the_build_and_restored(enabled):
 @pytest.mark.parametrize('network, prefix', [('a3high-mgmt-net', 'a3high'), ('my-cluster-mgmt-net', 'my-cluster'),
                                              ('default', None), ('a3high-data-net-1', None), (None, None)])
 def test_network_prefix_follows_the_catalog_network_names(network, prefix):
-    assert gce.network_prefix(network) == prefix
+    assert vm.network_prefix(network) == prefix
 
 
 def test_field_mask_keeps_only_what_it_names():

@@ -22,6 +22,7 @@ import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute, families, gke, host_stacks, openshift
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import errors, image_reference
 
 CATALOG = (families, compute, host_stacks, gke, openshift)
 # The catalog's modules as one namespace: the seed checks below read facts from all of them.
@@ -123,7 +124,13 @@ TCP_TECHS = [F.TCPXO, F.TCPX]
 # The module itself
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize('module', CATALOG + (links,), ids=lambda m: m.__name__.rsplit('.', 1)[-1])
+# The collection's own standard-library modules the catalog may import (each checked here too).
+STDLIB_ONLY = ('ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links',
+               'ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors',
+               'ansible_collections.aiinfra.gpudirect.plugins.module_utils.image_reference')
+
+
+@pytest.mark.parametrize('module', CATALOG + (links, errors, image_reference), ids=lambda m: m.__name__.rsplit('.', 1)[-1])
 def test_module_is_python38_and_stdlib_only(module):
     with open(module.__file__, encoding='utf-8') as handle:
         source = handle.read()
@@ -134,8 +141,8 @@ def test_module_is_python38_and_stdlib_only(module):
             imported.update(a.name.split('.')[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             if node.module.startswith('%s.catalog.' % 'ansible_collections.aiinfra.gpudirect.plugins.module_utils') or \
-                    node.module == 'ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links':
-                continue  # the catalog's own modules (each is checked here too)
+                    node.module in STDLIB_ONLY:
+                continue  # the catalog's own modules and STDLIB_ONLY (each is checked here too)
             imported.add(node.module.split('.')[0])
     assert imported <= set(sys.stdlib_module_names) | {'__future__'}, imported
     # No match statements and no PEP 604 unions (``X | None``) in annotations, which 3.8 cannot evaluate.
@@ -306,7 +313,6 @@ def test_network_interfaces_are_the_seed_nic_flags():
 @pytest.mark.parametrize('name', GKE_FAMILIES)
 def test_gke_accelerator(name):
     fam = F.FAMILIES[name]
-    assert F.family_for_gke_accelerator(fam.gke_accelerator) is fam
     if fam.technology in TCP_TECHS:
         assert_in('--machine-type=%s' % name, S003_ENV_SETUP[fam.technology], 'machine type')
         assert_in('--accelerator=type=%s,count=%d,gpu-driver-version=%s' % (fam.gke_accelerator, fam.gpu_count, F.GKE_GPU_DRIVER_VERSION),
@@ -745,10 +751,15 @@ def test_gke_vpc_layout():
 
 
 @pytest.mark.parametrize('technology', TCP_TECHS)
-def test_gke_network_manifests_equal_seed_yaml(technology):
+def test_gke_network_objects_equal_seed_yaml(technology):
+    # What role gke_gpudirect applies (render.gke_network_objects) is the seed's heredoc, object for object.
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render   # pylint: disable=import-outside-toplevel
     yaml = pytest.importorskip('yaml')
     heredoc = between(S003_ENV_SETUP[technology], 'kubectl apply -f - <<EOF\n', '\nEOF').split('\n', 1)[1]
-    assert F.gke_network_manifests(technology, 'PROJECT_ID') == list(yaml.safe_load_all(heredoc))
+
+    def key(obj):
+        return obj['kind'], obj['metadata']['name']
+    assert sorted(render.gke_network_objects(technology, network_prefix='PROJECT_ID'), key=key) == sorted(yaml.safe_load_all(heredoc), key=key)
 
 
 @pytest.mark.parametrize('technology', TCP_TECHS)
@@ -929,17 +940,6 @@ def test_get_family_error(value):
 def test_get_family_error_names_custom_field():
     with pytest.raises(ValueError, match=r"^machine_types\[2\]: 'x'"):
         F.get_family('x', field='machine_types[2]')
-
-
-def test_family_for_gke_accelerator_error():
-    with pytest.raises(ValueError) as err:
-        F.family_for_gke_accelerator('nvidia-tesla-a100')
-    message = str(err.value)
-    assert message.startswith("accelerator_type: 'nvidia-tesla-a100' is not a GKE accelerator with GPUDirect support")
-    for name in ('nvidia-b200', 'nvidia-h100-80gb', 'nvidia-h100-mega-80gb', 'nvidia-h200-141gb'):
-        assert name in message
-    with pytest.raises(ValueError):
-        F.family_for_gke_accelerator(None)
 
 
 def test_families_for_technology():

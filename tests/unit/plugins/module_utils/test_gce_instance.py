@@ -3,7 +3,7 @@
 import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import PlanError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 BASE = {'names': None, 'count': 2, 'name_pattern': '{prefix}-vm-{n}', 'zone': 'us-central1-a', 'fallback_zones': [],
         'machine_type': 'a3-highgpu-8g', 'network_prefix': 'hi', 'network_interfaces': None, 'external_ip': True,
@@ -41,7 +41,7 @@ def test_names_from_count_and_pattern():
     ({'labels': {'aiinfra-gpudirect-group': 'x'}}, "labels: aiinfra-gpudirect-group is the collection's own label"),
 ])
 def test_bad_inputs_name_the_field(overrides, message):
-    with pytest.raises(PlanError) as raised:
+    with pytest.raises(InputError) as raised:
         build(**overrides)
     assert str(raised.value).startswith(message)
 

@@ -43,12 +43,12 @@ def test_own_ranges_are_the_internal_sources():
 
 
 def test_rdma_families_are_gke_only_here():
-    with pytest.raises(gce_network.PlanError, match='a3-ultragpu-8g runs GPUDirect RDMA on GKE only'):
+    with pytest.raises(gce_network.InputError, match='a3-ultragpu-8g runs GPUDirect RDMA on GKE only'):
         plan_for('a3-ultragpu-8g')
 
 
 def test_unknown_family_lists_the_known_ones():
-    with pytest.raises(gce_network.PlanError, match="machine_type: 'a2-highgpu-8g' is not a GPUDirect machine family"):
+    with pytest.raises(gce_network.InputError, match="machine_type: 'a2-highgpu-8g' is not a GPUDirect machine family"):
         plan_for('a2-highgpu-8g')
 
 

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils import poll
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
 
 
@@ -91,7 +92,7 @@ def test_container_operations_are_seen_done_soon_after_they_finish_with_few_read
     """The default poll of ContainerClient.wait: the first read after the operation finished comes at most 25% of
     that time later (or the 0.5 s first delay, or the 20 s cap), for a 2 s operation as for a 10 minute one."""
     read_at, reads = 0.0, 0
-    for delay in gcp_client.ProportionalPoll().delays():
+    for delay in poll.ProportionalPoll().delays():
         read_at += delay
         reads += 1
         if read_at >= finished_at:

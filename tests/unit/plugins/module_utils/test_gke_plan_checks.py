@@ -25,7 +25,7 @@ def test_pick_version(machine_type, mode, expected):
 
 
 def test_pick_version_names_the_floor_when_nothing_qualifies():
-    with pytest.raises(common.PlanError, match='1.36.2-gke.1368000'):
+    with pytest.raises(common.InputError, match='1.36.2-gke.1368000'):
         gke_cluster.pick_version(families.FAMILIES['a4-highgpu-8g'], 'autopilot', CONFIG)
 
 
@@ -100,19 +100,19 @@ def test_cluster_names_as_gke_takes_them(name, ok):
     if ok:
         assert gke_cluster.build_cluster_plan(name, 'us-central1-a', 'a3-megagpu-8g', version='1.33.5-gke.1308000').name == name
     else:
-        with pytest.raises(common.PlanError, match=r"^cluster: .* is not a valid cluster name"):
+        with pytest.raises(common.InputError, match=r"^cluster: .* is not a valid cluster name"):
             gke_cluster.build_cluster_plan(name, 'us-central1-a', 'a3-megagpu-8g', version='1.33.5-gke.1308000')
 
 
 def test_version_offered_by_server_config():
     params = {'cluster': 'mega', 'location': 'us-central1-a', 'machine_type': 'a3-megagpu-8g', 'cluster_mode': 'standard',
               'multi_networking': True, 'network': None, 'subnetwork': None, 'default_pool_node_count': 3, 'autoupgrade': False,
-              'wait_timeout': 1800}
+              'timeout': 1800}
     for version in ('1.34.8-gke.1278000', '1.34', '1.34.8', 'latest'):
         assert gke_cluster.plan_from_params(dict(params, version=version), CONFIG).version == version
-    with pytest.raises(common.PlanError, match='^version: 1.99.0-gke.1 is not offered in us-central1-a'):
+    with pytest.raises(common.InputError, match='^version: 1.99.0-gke.1 is not offered in us-central1-a'):
         gke_cluster.plan_from_params(dict(params, version='1.99.0-gke.1'), CONFIG)
-    with pytest.raises(common.PlanError, match='^version: 1.26.1-gke.1 is older than'):   # the floor, before the offer
+    with pytest.raises(common.InputError, match='^version: 1.26.1-gke.1 is older than'):   # the floor, before the offer
         gke_cluster.plan_from_params(dict(params, version='1.26.1-gke.1'), CONFIG)
 
 
@@ -130,7 +130,7 @@ def test_version_offered_by_server_config():
     ({'reservation': 'r1', 'reservation_project': 'My Project'}, "^reservation_project: 'My Project' is not a valid project ID"),
 ])
 def test_node_pool_inputs_refused_before_the_api(change, message):
-    with pytest.raises(common.PlanError, match=message):
+    with pytest.raises(common.InputError, match=message):
         gke_node_pool.build_node_pool_plan(**dict(POOL, **change))
 
 

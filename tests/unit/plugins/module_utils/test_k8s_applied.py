@@ -118,3 +118,6 @@ def test_converge_takes_kubernetes_cores_connection_options_from_module_defaults
                 {'kubernetes.core.k8s': {'context': 'b'}, 'group/aiinfra.gpudirect.gcp': {'project': 'p'}}]
     assert kube_client.kubernetes_core_defaults(defaults, lambda value: value) == {'kubeconfig': '/k', 'context': 'b'}
     assert kube_client.kubernetes_core_defaults(None, lambda value: value) == {}
+    # ``kubeconfig: "{{ x | default(omit, true) }}"`` as ansible-core 2.17 and 2.18 template it: the option is unset.
+    omitted = [{'group/kubernetes.core.k8s': {'kubeconfig': '__omit_place_holder__0123abcd', 'context': 'c'}}]
+    assert kube_client.kubernetes_core_defaults(omitted, lambda value: value) == {'context': 'c'}

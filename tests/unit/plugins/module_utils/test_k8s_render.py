@@ -17,8 +17,8 @@ import kubernetes_validate.utils
 import pytest
 import yaml
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render, verdict, workload
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.render import RenderError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import readiness, render, workload
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -133,11 +133,11 @@ def test_networks_from_a_list_and_bad_counts():
     vpcs = [{'network': 'projects/p/global/networks/n%d' % i, 'subnetwork': 'projects/p/regions/r/subnetworks/s%d' % i} for i in range(4)]
     objects = render.gke_network_objects('TCPX', networks=vpcs)
     assert objects[0]['spec'] == {'vpc': 'n0', 'vpcSubnet': 's0', 'deviceMode': 'NetDevice'}
-    with pytest.raises(RenderError, match='networks: GPUDirect-TCPXO needs 8 data VPCs'):
+    with pytest.raises(InputError, match='networks: GPUDirect-TCPXO needs 8 data VPCs'):
         render.gke_network_objects('TCPXO', networks=vpcs)
-    with pytest.raises(RenderError, match='network_prefix'):
+    with pytest.raises(InputError, match='network_prefix'):
         render.gke_network_objects('TCPXO')
-    with pytest.raises(RenderError, match='technology'):
+    with pytest.raises(InputError, match='technology'):
         render.gke_network_objects('RDMA', 'x')
 
 
@@ -256,14 +256,14 @@ def test_gpudirect_workload_on_deployment_job_and_jobset():
 def test_gpudirect_workload_refusals(change, message):
     pod = copy.deepcopy(POD)
     change(pod)
-    with pytest.raises(RenderError, match=message):
+    with pytest.raises(InputError, match=message):
         workload.gpudirect_workload(pod, 'TCPXO')
 
 
 def test_gpudirect_workload_bad_options():
-    with pytest.raises(RenderError, match='nccl_env: profile is a GPUDirect-TCPXO option'):
+    with pytest.raises(InputError, match='nccl_env: profile is a GPUDirect-TCPXO option'):
         workload.gpudirect_workload(POD, 'TCPX', nccl_env_mode='profile')
-    with pytest.raises(RenderError, match='nccl_env'):
+    with pytest.raises(InputError, match='nccl_env'):
         workload.gpudirect_workload(POD, 'TCPX', nccl_env_mode='all')
 
 
@@ -286,7 +286,7 @@ def test_rdma_workload_matches_seed_001_test_pod():
 def test_rdma_workload_refuses_the_multi_network_mix():
     pod = copy.deepcopy(POD)
     pod['metadata']['annotations'] = {'networking.gke.io/interfaces': '[]'}
-    with pytest.raises(RenderError, match='multi-network API and DRANET cannot share a node pool'):
+    with pytest.raises(InputError, match='multi-network API and DRANET cannot share a node pool'):
         workload.rdma_workload(pod)
 
 
@@ -299,25 +299,25 @@ def ds(generation=1, observed=1, desired=2, ready=2, updated=2):
 
 
 def test_verdict_daemonset():
-    assert verdict.k8s_verdict(ds(), {'nodes': 2}) == 'ready'
-    assert verdict.k8s_verdict([ds(ready=1)], {'nodes': ['a', 'b']}).startswith('pending: DaemonSet kube-system/i numberReady 1 of 2')
-    assert verdict.k8s_verdict(ds(generation=2), {'nodes': 2}).startswith('pending')
+    assert readiness.verdict(ds(), {'nodes': 2}) == 'ready'
+    assert readiness.verdict([ds(ready=1)], {'nodes': ['a', 'b']}).startswith('pending: DaemonSet kube-system/i numberReady 1 of 2')
+    assert readiness.verdict(ds(generation=2), {'nodes': 2}).startswith('pending')
     # Zero desired pods passes kubernetes.core's wait at once; here it fails with the reason.
-    assert verdict.k8s_verdict(ds(desired=0, ready=0, updated=0), {'nodes': 2}).startswith(
+    assert readiness.verdict(ds(desired=0, ready=0, updated=0), {'nodes': 2}).startswith(
         'failed: DaemonSet kube-system/i it schedules on 0 nodes where 2 GPU nodes are expected')
-    assert verdict.k8s_verdict(ds(desired=0, ready=0, updated=0)).startswith('failed')
-    assert 'no node is expected' in verdict.k8s_verdict(ds(), {'nodes': 0})
+    assert readiness.verdict(ds(desired=0, ready=0, updated=0)).startswith('failed')
+    assert 'no node is expected' in readiness.verdict(ds(), {'nodes': 0})
 
 
 def test_verdict_stale_ready_condition_is_pending():
     network = {'kind': 'Network', 'metadata': {'name': 'vpc1', 'generation': 3},
                'status': {'conditions': [{'type': 'Ready', 'status': 'True', 'observedGeneration': 2}]}}
-    assert verdict.k8s_verdict(network) == 'pending: Network vpc1 Ready=True is for generation 2, the object is at generation 3'
+    assert readiness.verdict(network) == 'pending: Network vpc1 Ready=True is for generation 2, the object is at generation 3'
     network['status']['conditions'][0]['observedGeneration'] = 3
-    assert verdict.k8s_verdict(network) == 'ready'
+    assert readiness.verdict(network) == 'ready'
     network['status']['conditions'][0]['status'] = 'False'
-    assert verdict.k8s_verdict(network).startswith('pending')
-    assert verdict.k8s_verdict([]) == 'pending: not found'
+    assert readiness.verdict(network).startswith('pending')
+    assert readiness.verdict([]) == 'pending: not found'
 
 
 def test_verdict_pods_and_others():
@@ -326,11 +326,11 @@ def test_verdict_pods_and_others():
     failed = {'kind': 'Pod', 'metadata': {'name': 'q'}, 'status': {'phase': 'Failed'}}
     pending = {'kind': 'Pod', 'metadata': {'name': 'r'}, 'status': {'phase': 'Pending', 'conditions': [
         {'type': 'PodScheduled', 'status': 'False', 'message': '0/3 nodes are available'}]}}
-    assert verdict.k8s_verdict(running) == 'ready'
-    assert verdict.k8s_verdict([running, pending, failed]).startswith('failed: Pod q')
-    assert verdict.k8s_verdict([running, pending]) == 'pending: Pod r not scheduled: 0/3 nodes are available'
-    assert verdict.k8s_verdict({'kind': 'Service', 'metadata': {'name': 's'}}) == 'ready'
-    assert verdict.nodes_without_ready_pod(['n1', 'n2'], [running, pending]) == ['n2']
+    assert readiness.verdict(running) == 'ready'
+    assert readiness.verdict([running, pending, failed]).startswith('failed: Pod q')
+    assert readiness.verdict([running, pending]) == 'pending: Pod r not scheduled: 0/3 nodes are available'
+    assert readiness.verdict({'kind': 'Service', 'metadata': {'name': 's'}}) == 'ready'
+    assert readiness.nodes_without_ready_pod(['n1', 'n2'], [running, pending]) == ['n2']
 
 
 # --- seed 001: ComputeClass, manual multi-network objects, RDMA installer ---------------------------------
@@ -392,7 +392,7 @@ def test_compute_class_priorities_family_spot_block_and_a4():
     ('rdma', [{'machine_type': 'a3-ultragpu-8g', 'gpu_driver_version': 'LATEST_535'}], ['gpu_driver_version']),
 ])
 def test_compute_class_refusals(name, priorities, words):
-    with pytest.raises(RenderError) as error:
+    with pytest.raises(InputError) as error:
         render.rdma_compute_class(name, priorities)
     for word in words:
         assert word in str(error.value), str(error.value)
@@ -409,7 +409,7 @@ def test_a_users_compute_class_is_checked(change, words):
     user = seed_compute_class()
     assert render.check_rdma_compute_class(copy.deepcopy(user)) == user
     change(user)
-    with pytest.raises(RenderError) as error:
+    with pytest.raises(InputError) as error:
         render.check_rdma_compute_class(user)
     for word in words:
         assert word in str(error.value), str(error.value)
@@ -477,7 +477,7 @@ def test_manual_multi_network_test_pods_differ_from_the_vendor_only_in_image_and
     ({'technology': 'RDMA', 'multi_network': True, 'compute_class': 'c'}, ['multi_network', 'compute_class c']),
 ])
 def test_manual_multi_network_test_refusals(kwargs, words):
-    with pytest.raises(RenderError) as error:
+    with pytest.raises(InputError) as error:
         render.nccl_test_objects(**kwargs)
     for word in words:
         assert word in str(error.value)
@@ -491,7 +491,7 @@ def test_manual_multi_network_test_refusals(kwargs, words):
     ({'network_prefix': 'u', 'machine_type': 'a3-megagpu-8g'}, ['machine_type', 'a3-ultragpu-8g']),
 ])
 def test_manual_multi_network_refusals(kwargs, words):
-    with pytest.raises(RenderError) as error:
+    with pytest.raises(InputError) as error:
         render.rdma_network_objects(**kwargs)
     for word in words:
         assert word in str(error.value)
@@ -522,15 +522,15 @@ def test_image_references_the_kubelet_parses_are_kept(image):
 
 @pytest.mark.parametrize('image', ['Bad Image:', 'r.example/UPPER/case:1', 'a:b:c', 'r.example/a@sha256:12', 'a/' + 'b' * 260])
 def test_image_references_the_kubelet_refuses_are_refused_by_name(image):
-    with pytest.raises(RenderError, match=r"^plugin_image: .* is not an image reference the kubelet can pull"):
+    with pytest.raises(InputError, match=r"^plugin_image: .* is not an image reference the kubelet can pull"):
         render.gke_daemonsets('TCPXO', plugin_image=image)
-    with pytest.raises(RenderError, match=r"^daemon_image: "):
+    with pytest.raises(InputError, match=r"^daemon_image: "):
         workload.gpudirect_workload({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'p'},
                                      'spec': {'containers': [{'name': 'c', 'image': 'x', 'resources': {'limits': {'nvidia.com/gpu': 8}}}]}},
                                     'TCPXO', daemon_image=image)
 
 
 def test_an_unknown_technology_is_named_once():
-    with pytest.raises(RenderError) as raised:
+    with pytest.raises(InputError) as raised:
         render.gke_daemonsets('TCPZ')
     assert str(raised.value).startswith("technology: unknown GPUDirect technology 'TCPZ'") and str(raised.value).count('technology:') == 1

@@ -192,7 +192,7 @@ def host_params(**extra):
 ])
 def test_the_host_stage_refuses_mig_inputs(extra, message):
     inputs, params = host_params(**extra)
-    with pytest.raises(inputs.HostInputError) as error:
+    with pytest.raises(inputs.InputError) as error:
         inputs.check_host_inputs(params)
     assert message in str(error.value)
 

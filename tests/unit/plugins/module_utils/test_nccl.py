@@ -316,6 +316,19 @@ def test_preflight_on_the_h200_capture():
                         'GPU model NVIDIA H200, expected NVIDIA H100']
 
 
+def test_preflight_refuses_more_gpus_than_the_host_has_and_the_verdict_quotes_nccl_tests():
+    gpus = nccl_preflight.parse_nvidia_smi_gpus(smi('query-gpu.csv'))
+    topology = nccl_preflight.parse_nvidia_smi_topology(smi('topo-m.txt'))
+    assert nccl_preflight.check_gpus(gpus, topology, requested=4) == [
+        'ngpus: the test asks for 4 GPU(s) per process and nvidia-smi shows 2; give ngpus 2 or less']
+    assert nccl_preflight.check_gpus(gpus, topology, requested=2) == []
+    # Without the preflight, nccl-tests' own line is the verdict's reason (it was only in unparsed_lines).
+    printed = '# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor)\nInvalid number of GPUs: 4 requested but only 1 were found.\n'
+    verdict = nccl_verdict.evaluate(nccl_parse.parse(printed, 'all_gather'), run_problems=['exited with status 1'])
+    assert not verdict['passed']
+    assert 'it printed: Invalid number of GPUs: 4 requested but only 1 were found.' in verdict['summary'], verdict['summary']
+
+
 def test_preflight_finds_mig_and_pcie_links():
     gpus = nccl_preflight.parse_nvidia_smi_gpus(smi('query-gpu.csv').replace('Disabled', 'Enabled', 1))
     topology = nccl_preflight.parse_nvidia_smi_topology(smi('topo-m.txt').replace('NV18', 'SYS'))

@@ -17,6 +17,7 @@ import yaml
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import olm
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import readiness
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render
 
@@ -292,9 +293,9 @@ def manifest(default='v24.9'):
 def test_channel_from_the_package_manifest():
     assert olm.resolve_channel(manifest()) == ('v24.9', 'gpu-operator-certified.v24.9.2')
     assert olm.resolve_channel(manifest(), 'stable') == ('stable', 'gpu-operator-certified.v25.3.0')
-    with pytest.raises(olm.OlmError, match="no channel 'v9'"):
+    with pytest.raises(olm.InputError, match="no channel 'v9'"):
         olm.resolve_channel(manifest(), 'v9')
-    with pytest.raises(olm.OlmError, match='PackageManifest x not found'):
+    with pytest.raises(olm.InputError, match='PackageManifest x not found'):
         olm.resolve_channel(None, None, 'x')
 
 
@@ -339,15 +340,15 @@ def test_floor_reports_name_each_operator_below_its_floor():
 ])
 def test_verdicts(kind, status, expected):
     obj = {'kind': kind, 'metadata': {'name': 'x', 'namespace': 'ns', 'generation': 1}, 'status': status}
-    assert olm.verdict([obj], kind=kind).split(':')[0] == expected
+    assert readiness.verdict([obj], kind=kind).split(':')[0] == expected
 
 
 def test_machine_config_pool_waits_for_its_generation():
     pool = {'kind': 'MachineConfigPool', 'metadata': {'name': 'worker', 'generation': 3},
             'status': {'observedGeneration': 2, 'conditions': [{'type': 'Updated', 'status': 'True'}, {'type': 'Updating', 'status': 'False'}]}}
-    assert olm.verdict([pool]).startswith('pending')
+    assert readiness.verdict([pool]).startswith('pending')
     pool['status']['observedGeneration'] = 3
-    assert olm.verdict([pool]) == 'ready'
+    assert readiness.verdict([pool]) == 'ready'
 
 
 def test_progress_names_operator_phase_and_message():

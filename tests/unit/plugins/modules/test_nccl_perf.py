@@ -76,6 +76,19 @@ def test_gce_mode_builds_the_seed_command_and_runs_nothing_in_check_mode():
     assert tcpx['command'][5].splitlines()[-1] == '/scripts/run-allgather.sh 8 eth1,eth2,eth3,eth4 1M 512M 2'
 
 
+def test_gce_mode_runs_the_collective_asked_for_or_refuses_it():
+    # TCPXO's seed script takes the nccl-tests binary: all_reduce runs all_reduce_perf (it ran all_gather, labelled all_reduce).
+    mega = run({'mode': 'gce', 'machine_type': 'a3-megagpu-8g', 'hosts': ['vm-1', 'vm-2'], 'collective': 'all_reduce'}, check_mode=True)
+    assert mega['command'][5].splitlines()[-1].startswith('/scripts/run-nccl-tcpxo.sh all_reduce_perf "${LD_LIBRARY_PATH}" 8 ')
+    # TCPX's image has an all_gather script only: refused before anything runs, naming the option and the way out.
+    high = run({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['vm-1', 'vm-2'], 'collective': 'all_reduce'}, check_mode=True)
+    assert high['failed'] and high['msg'] == (
+        'collective: the GPUDirect-TCPX image runs all_gather only (/scripts/run-allgather.sh); drop collective, or give '
+        'test_command with a script of the image that runs all_reduce')
+    same = run({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['vm-1', 'vm-2'], 'collective': 'allgather'}, check_mode=True)
+    assert same['command'][5].splitlines()[-1] == '/scripts/run-allgather.sh 8 eth1,eth2,eth3,eth4 1M 512M 2'
+
+
 def test_local_mode_in_check_mode_does_not_run(tmp_path):
     marker = tmp_path / 'args'
     result = run(local(env={'STANDIN_ARGS_FILE': str(marker)}), check_mode=True)

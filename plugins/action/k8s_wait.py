@@ -1,0 +1,84 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""aiinfra.gpudirect.k8s_wait: wait until Kubernetes objects are ready, from the task's worker. Documentation:
+plugins/modules/k8s_wait.py; the waiting and the message: plugins/module_utils/k8s/waiter.py; the readiness of each
+kind: plugins/module_utils/k8s/readiness.py.
+
+Why not kubernetes.core.k8s_info with ``until``, as the roles did: a wait that runs out of retries there says "Unknown
+error." or only the last verdict, with no Pod, event or node named; each k8s_info poll is a module process (or, through
+the lookup in ``until``, a task result per poll); and the roles each wrote the loop, the verdict and the message anew."""
+
+from __future__ import annotations
+
+import time
+
+from ansible.errors import AnsibleActionFail
+from ansible.utils.display import Display
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import converge, waiter
+from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import CONNECTION_OPTIONS, KubeAction
+
+ARGUMENT_SPEC = {
+    'objects': {'type': 'list', 'elements': 'dict'},
+    'api_version': {'type': 'str', 'default': 'v1'},
+    'kind': {'type': 'str'},
+    'namespace': {'type': 'str'},
+    'names': {'type': 'list', 'elements': 'str'},
+    'label_selectors': {'type': 'list', 'elements': 'str'},
+    'minimum': {'type': 'int', 'default': 1},
+    'expect': {'type': 'dict', 'default': {}},
+    'timeout': {'type': 'float', 'default': 300},
+    'delay': {'type': 'float', 'default': 2},
+    'description': {'type': 'str'},
+    **CONNECTION_OPTIONS,
+}
+# A wait says where it stands after this many seconds, and again whenever the verdict changes (at most this often):
+# a GKE DaemonSet or an operator takes minutes, and a silent task looks hung.
+PROGRESS_AFTER = 10.0
+
+display = Display()
+
+
+class ActionModule(KubeAction):
+    """See the module docstring."""
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, mutually_exclusive=[('objects', 'kind')],
+                                                        required_one_of=[('objects', 'kind')])
+        what = args['description'] or (args['kind'] or 'objects')
+        chosen = waiter.selections(objects=args['objects'], api_version=args['api_version'], kind=args['kind'], namespace=args['namespace'],
+                                   names=args['names'], label_selectors=args['label_selectors'])
+        if args['objects'] is not None and not args['objects']:
+            return dict(result, changed=False, verdict='ready', objects=[], reads=0, msg='%s: nothing to wait for' % what)
+        started = time.monotonic()
+        try:
+            api = self.client(args)
+            verdict, named, summaries, reads = waiter.wait(api, chosen, expect=args['expect'], minimum=args['minimum'],
+                                                           timeout=args['timeout'], delay=args['delay'],
+                                                           progress=self._progress(what, started))
+            explanation = waiter.explain(api, named, args['expect'], verdict) if named is not None and verdict != 'ready' else []
+        except (waiter.WaitError, converge.ApiRefusal) as exc:
+            raise AnsibleActionFail('k8s_wait: %s: %s' % (what, exc)) from None
+        waited = round(time.monotonic() - started, 1)
+        result.update(changed=False, verdict=verdict, objects=summaries, reads=reads, waited=waited)
+        if verdict == 'ready':
+            placed = ', '.join('%s on %s' % (each['name'], each['node']) for each in summaries if each.get('node'))
+            result['msg'] = '%s: ready%s (%d read%s, %.0f s)' % (what, ': ' + placed if placed else '', reads, '' if reads == 1 else 's', waited)
+            # An ok result prints nothing at the default verbosity; what is ready, and where, is worth one line.
+            display.display(result['msg'])
+            return result
+        gave_up = ' (still pending after %.0f s, %d reads)' % (waited, reads) if verdict.startswith('pending') else ''
+        return dict(result, failed=True, msg='%s: %s%s%s' % (what, verdict, gave_up, ''.join('; ' + part for part in explanation)))
+
+    def _progress(self, what, started):
+        """The callback that prints where a long wait stands: after PROGRESS_AFTER seconds, then on each new verdict."""
+        shown = {'verdict': None, 'at': started}
+
+        def progress(verdict):
+            now = time.monotonic()
+            if now - started >= PROGRESS_AFTER and verdict != shown['verdict'] and now - shown['at'] >= PROGRESS_AFTER:
+                display.display('%s [%s]: %s (%.0f s)' % (self._task.get_name(), what, verdict, now - started))
+                shown.update(verdict=verdict, at=now)
+        return progress

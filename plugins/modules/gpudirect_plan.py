@@ -199,6 +199,7 @@ import re
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import inputs as host_inputs
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
@@ -357,6 +358,9 @@ def plan_stages(stages, project, problems):
             host_inputs.check_host_inputs(stages['host'])
         except ValueError as exc:
             problems.add('host', str(exc))
+        not_cos = host_image_problem(stages.get('instances') or {})
+        if not_cos:
+            problems.add('instances', not_cos)
     if 'nccl' in stages:
         nccl = dict(stages['nccl'])
         if nccl['mode'] == 'gce' and not nccl['hosts'] and instances:
@@ -371,6 +375,20 @@ def plan_stages(stages, project, problems):
                                           'stage (--skip-tags nccl)' % len(instances[0]))
             # else: the VM stage's own problem is already reported
     return network_plan, instances
+
+
+def host_image_problem(instances):
+    """Why the VMs' boot image cannot take the host stage, or None: cos_host_prep prepares Container-Optimized OS (seed 000:
+    cos-cloud's LTS families), so another image would be created with the VMs and then fail the host stage."""
+    image, project = instances.get('image'), instances.get('image_project')
+    if project and project != compute_catalog.COS_IMAGE_PROJECT:
+        field, value = 'image_project', project
+    elif image and 'projects/%s/' % compute_catalog.COS_IMAGE_PROJECT not in image:
+        field, value = 'image', image
+    else:
+        return None
+    return ('%s: %s is not Container-Optimized OS, which the host stage (cos_host_prep) prepares; leave it unset for %s/%s, '
+            'or skip the host stage (--skip-tags host)' % (field, value, compute_catalog.COS_IMAGE_PROJECT, compute_catalog.COS_IMAGE_FAMILY))
 
 
 def validate_roles(roles, problems):

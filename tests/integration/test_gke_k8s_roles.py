@@ -213,6 +213,7 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         with open(str(tmp_path / 'pass' / 'report.json'), encoding='utf-8') as handle:
             verdict = json.load(handle)
         assert verdict['verdict'] == 'PASS' and not verdict['reasons'], verdict
+        assert verdict['synthetic'] and verdict['summary'].startswith('STAND-IN OUTPUT (synthetic numbers, nothing measured): PASS -- ')
         assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted
 
         # 3. Re-apply (nothing changes), and the test again judged with the catalog's A3 Mega threshold: the synthetic

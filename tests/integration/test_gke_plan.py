@@ -40,7 +40,8 @@ CASES = [
       "gpudirect_node_pool (unset: from gpudirect_cluster): 'Bad_Name-gpu' is not a valid node pool name"]),
     ('count-negative+version-not-offered', 'gke_a3mega.yml', {'gpudirect_node_count': -1, 'gpudirect_gke_version': '1.99.0-gke.1'},
      ['gpudirect_node_count: -1 nodes per zone; give 1 to 1000', 'gpudirect_gke_version: 1.99.0-gke.1 is not offered in us-central1-a']),
-    ('count-text', 'gke_a3high.yml', {'gpudirect_node_count': 'two'}, ["gpudirect_node_count: 'two' is not a whole number"]),
+    ('count-text+provisioning-unknown', 'gke_a3high.yml', {'gpudirect_node_count': 'two', 'gpudirect_provisioning_model': 'preemptible'},
+     ["gpudirect_node_count: 'two' is not a whole number", 'gpudirect_provisioning_model: preemptible is not one of standard, spot, flex_start']),
     # An alias skipped every floor: an Autopilot cluster was built below the ComputeClass path's 1.36.2 floor.
     ('latest-below-floor', 'gke_a3ultra.yml', {'gpudirect_gke_version': 'latest', 'gpudirect_rdma_networking': 'compute_class'},
      ['gpudirect_gke_version: latest is 1.34.8-gke.1278000 here (getServerConfig), and 1.34.8-gke.1278000 is older than 1.36.2']),

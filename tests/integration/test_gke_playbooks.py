@@ -27,12 +27,15 @@ def mutating(sandbox, since=0):
 
 # Each ansible-playbook run costs seconds on two cores: the whole cycle for one playbook, the run and the
 # teardown for the RDMA one (DRANET: no per-NIC networks).
-@pytest.mark.parametrize('playbook, machine_type, networks, pools, full', [
-    ('gke_a3high.yml', 'a3-highgpu-8g', ['a3high-net-%d' % n for n in range(1, 5)], 4, True),
-    ('gke_a3ultra.yml', 'a3-ultragpu-8g', [], 0, False),
+@pytest.mark.parametrize('playbook, machine_type, networks, pools, full, provisioning', [
+    ('gke_a3high.yml', 'a3-highgpu-8g', ['a3high-net-%d' % n for n in range(1, 5)], 4, True, None),
+    # The pool's provisioning model from the playbook (issue 24 item 11: the module took it, the playbooks did not).
+    ('gke_a3ultra.yml', 'a3-ultragpu-8g', [], 0, False, 'spot'),
 ])
-def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, networks, pools, full, tmp_path):
+def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, networks, pools, full, provisioning, tmp_path):
     extra = {'gpudirect_read_nodes': False}
+    if provisioning:
+        extra['gpudirect_provisioning_model'] = provisioning
     if full:
         ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS + ('--check',)))
         assert mutating(sandbox) == []
@@ -52,6 +55,7 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
     gpu = [p for p in sandbox.resources('container.nodePools') if p['name'].endswith('-gpu')]
     assert gpu and gpu[0]['config']['machineType'] == machine_type
     assert len(gpu[0].get('networkConfig', {}).get('additionalNodeNetworkConfigs') or []) == pools
+    assert bool(gpu[0]['config'].get('spot')) is (provisioning == 'spot'), gpu[0]['config']
     assert 'additional networks' in first.stdout
 
     if full:
@@ -61,6 +65,7 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
         assert mutating(sandbox, since) == []
 
     extra['gpudirect_machine_type'] = machine_type
+    extra.pop('gpudirect_provisioning_model', None)   # the teardown reads no such variable (and refuses it)
     ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS, env=env))
     assert sandbox.resources('container.clusters') == [] and sandbox.resources('compute.networks') == []
     if full:

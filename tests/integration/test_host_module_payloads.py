@@ -23,7 +23,8 @@ import pytest
 from playbook_runner import collections_path
 
 MU = 'ansible_collections/aiinfra/gpudirect/plugins/module_utils/'
-CATALOG = {'catalog/families.py', 'catalog/compute.py', 'catalog/host_stacks.py', 'gcp/links.py'}
+# The catalog raises the one input error (errors.py); its host stacks read image tags (image_reference.py).
+CATALOG = {'catalog/families.py', 'catalog/compute.py', 'catalog/host_stacks.py', 'gcp/links.py', 'errors.py', 'image_reference.py'}
 COS = {'cos/host.py', 'cos/docker_api.py'}
 NCCL = {'nccl/command.py', 'nccl/parse.py', 'nccl/verdict.py', 'nccl/preflight.py'}
 
@@ -35,7 +36,7 @@ EXPECTED = {
     # nccl_perf execs into the test container through the Docker Engine API (mode gce), as `docker exec` does.
     'nccl_perf': ('mode=parse output=x machine_type=none', CATALOG | NCCL | {'cos/docker_api.py'}),
     # gpu_mig needs the MIG facts and the technology names, not the COS host stacks.
-    'gpu_mig': ('gpudirect_technology=NONE', CATALOG - {'catalog/host_stacks.py'} | {'catalog/mig.py', 'cos/mig.py'}),
+    'gpu_mig': ('gpudirect_technology=NONE', CATALOG - {'catalog/host_stacks.py', 'image_reference.py'} | {'catalog/mig.py', 'cos/mig.py'}),
 }
 
 

@@ -107,6 +107,13 @@ CASES = [
     ('host-driver-version', {'cos_host_prep_gpu_driver_version': '1'},
      "cos_host_prep_gpu_driver_version: '1' is not a driver version cos-extensions installs; give latest or a version such as 535.183.01"),
     ('host-timeout-zero', {'cos_host_prep_rxdm_ready_timeout': 0}, 'cos_host_prep_rxdm_ready_timeout: 0 seconds'),
+    # seed 000's image: cos-121-lts or later, and Container-Optimized OS for the host stage (issue 24 item 6: both were
+    # accepted, the VMs created, and the host stage failed after)
+    ('image-family-older-cos', {'gce_instances_image_family': 'cos-117-lts'},
+     "gce_instances_image_family: cos-117-lts is older than seed 000's floor cos-121-lts"),
+    ('image-not-cos-with-host-stage', {'gce_instances_image_project': 'ubuntu-os-cloud', 'gce_instances_image_family': 'ubuntu-2204-lts'},
+     'gce_instances_image_project: ubuntu-os-cloud is not Container-Optimized OS, which the host stage (cos_host_prep) prepares; '
+     'leave it unset for cos-cloud/cos-121-lts, or skip the host stage (--skip-tags host)'),
     # the NCCL test
     ('nccl-timeout-zero', {'nccl_test_timeout': 0}, 'nccl_test_timeout: 0; give the seconds the test may run'),
     ('nccl-threshold-key', {'nccl_test_thresholds': {'all_gather': {'fastest': 1}}}, 'nccl_test_thresholds.all_gather: unknown key(s) fastest'),

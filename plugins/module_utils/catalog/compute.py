@@ -38,8 +38,22 @@ def carries_mark(labels):
 
 COS_IMAGE_FAMILY = 'cos-121-lts'
 # seed 000: ``--image-family=cos-121-lts`` ("cos-121-lts 以降" -- this family or later).
+COS_LTS_FAMILY = re.compile(r'^cos-(?:arm64-)?(\d+)-lts$')
 COS_IMAGE_PROJECT = 'cos-cloud'
 # seed 000: ``--image-project=cos-cloud``.
+
+
+def check_cos_image_family(image_family, field='image_family'):
+    """Refuse a COS LTS family older than seed 000's floor (cos-121-lts, "this family or later"); other families pass
+    here (whether a host stage needs COS at all is the plan step's question)."""
+    found = COS_LTS_FAMILY.match(image_family or '')
+    floor = int(COS_LTS_FAMILY.match(COS_IMAGE_FAMILY).group(1))
+    if found and int(found.group(1)) < floor:
+        raise InputError('%s: %s is older than seed 000\'s floor %s ("%s 以降": that family or later); give %s or a later LTS '
+                         'family, or leave it unset' % (field, image_family, COS_IMAGE_FAMILY, COS_IMAGE_FAMILY, COS_IMAGE_FAMILY))
+    return image_family
+
+
 GCE_METADATA = (('cos-update-strategy', 'update_disabled'),)
 # seed 000: ``--metadata=cos-update-strategy=update_disabled``.
 GCE_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)

@@ -185,6 +185,7 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
 
     if image and (image_family or image_project):
         raise InputError('image: give either image or image_family/image_project, not both')
+    compute.check_cos_image_family(image_family)
     if image:
         source = image
     else:

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.parse import SYNTHETIC_OUTPUT, SYNTHETIC_PREFIX
 
 REPORT_SCHEMA = 'aiinfra.gpudirect/perftest-report/1'
 PLOT = 'bandwidth.png'
@@ -56,7 +57,8 @@ def parse(output):
     return {'test': test.group(1) + ' Test' if test else None, 'device': device.group(1) if device else None,
             'link_type': link.group(1) if link else None, 'unit': unit, 'rows': rows,
             'bw_average_gbps': round(last['bw_average'] * to_gbps, 4), 'bw_peak_gbps': round(last['bw_peak'] * to_gbps, 4),
-            'msg_rate_mpps': last['msg_rate_mpps'], 'dmabuf': 'ibv_reg_dmabuf_mr' in text or 'DMA-BUF' in text}
+            'msg_rate_mpps': last['msg_rate_mpps'], 'dmabuf': 'ibv_reg_dmabuf_mr' in text or 'DMA-BUF' in text,
+            'synthetic': bool(SYNTHETIC_OUTPUT.search(text))}
 
 
 def link_rate(ibstat_output):
@@ -77,7 +79,11 @@ def evaluate(parsed, link_gbps=None, fraction=None):
                        % (average, threshold, fraction * 100, link_gbps))
     if not parsed.get('msg_rate_mpps'):
         reasons.append('no message rate reported')
-    return {'verdict': 'FAIL' if reasons else 'PASS', 'reasons': reasons, 'threshold_gbps': threshold,
+    verdict = 'FAIL' if reasons else 'PASS'
+    summary = '%s%s -- BW average %.2f Gb/s (threshold %.2f Gb/s), MsgRate %s Mpps%s' % (
+        SYNTHETIC_PREFIX if parsed.get('synthetic') else '', verdict, average, threshold, parsed.get('msg_rate_mpps'),
+        ''.join('; ' + reason for reason in reasons))
+    return {'verdict': verdict, 'synthetic': bool(parsed.get('synthetic')), 'summary': summary, 'reasons': reasons, 'threshold_gbps': threshold,
             'link_gbps': link_gbps, 'fraction': fraction, 'bw_average_gbps': average,
             'bw_peak_gbps': parsed['bw_peak_gbps'], 'msg_rate_mpps': parsed.get('msg_rate_mpps')}
 

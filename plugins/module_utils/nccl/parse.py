@@ -48,6 +48,12 @@ _COLLECTIVE_ALIASES = {
     'all_to_all': 'alltoall', 'send_recv': 'sendrecv',
 }
 
+# The label the collection's test stand-ins put on what their tools print (tests/sandbox/kube/pod-tools/label:
+# "[aiinfra sandbox stand-in: synthetic output, no GPU/NCCL/host access]"): numbers no GPU or NIC measured, which
+# every verdict on them says (the project's rule: a verdict computed on stand-in output says so).
+SYNTHETIC_OUTPUT = re.compile(r'\[aiinfra sandbox stand-in: synthetic output')
+SYNTHETIC_PREFIX = 'STAND-IN OUTPUT (synthetic numbers, nothing measured): '
+
 # NCCL's own TCP transport: the traffic is not on GPUDirect.
 SOCKET_NETWORK = 'Socket'
 
@@ -673,6 +679,6 @@ def parse(output, collective=None):
     if output is None:
         raise ValueError('output: nothing to parse; give the text nccl-tests printed or its -J JSON file')
     text = str(output)
-    if text.lstrip().startswith('{'):
-        return parse_json(text, collective)
-    return parse_text(text, collective)
+    results = parse_json(text, collective) if text.lstrip().startswith('{') else parse_text(text, collective)
+    results['synthetic'] = bool(SYNTHETIC_OUTPUT.search(text))
+    return results

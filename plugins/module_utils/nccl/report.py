@@ -22,6 +22,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.parse import SYNTHETIC_PREFIX
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.verdict import collective_label, collective_limits
 
 REPORT_SCHEMA = 'aiinfra.gpudirect/nccl-report/1'
@@ -70,6 +71,7 @@ def build_report(results, verdict, source=None, generated_at=None, baseline_path
         'verdict': verdict['verdict'],
         'passed': verdict['passed'],
         'summary': verdict['summary'],
+        'synthetic': bool(verdict.get('synthetic')),
         'reasons': verdict['reasons'],
         'collectives': [_collective_entry(i, c, verdict) for i, c in enumerate(results.get('collectives') or [], 1)],
         'checks': verdict['checks'],
@@ -123,6 +125,8 @@ def _size(value):
 def markdown(report):
     """A summary people read at a glance: verdict, one line per collective, the reasons."""
     lines = ['# NCCL test: **%s**' % report['verdict'], '']
+    if report.get('synthetic'):
+        lines += ['**%s**' % SYNTHETIC_PREFIX.rstrip(': '), '']
     lines.append('Family: `%s` (GPUDirect-%s); NCCL %s; networks: %s' % (
         report.get('machine_type') or 'not given', report.get('technology') or '?', report.get('nccl_version') or '?',
         ', '.join(report.get('networks') or []) or 'not logged'))

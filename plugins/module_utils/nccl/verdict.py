@@ -10,7 +10,9 @@ from __future__ import annotations
 
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.parse import PASSED, FAILED, SKIPPED, SOCKET_NETWORK, collective_name
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.parse import (
+    PASSED, FAILED, SKIPPED, SOCKET_NETWORK, SYNTHETIC_PREFIX, collective_name,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Verdicts
@@ -234,7 +236,8 @@ def evaluate(results, machine_type=None, thresholds=None, technology=None, requi
     summary = 'PASS' if passed else 'FAIL'
     detail = reasons or ['%s: %s' % (n, _pass_detail(checks, n)) for n in verdicts]
     return {
-        'passed': passed, 'verdict': summary, 'summary': '%s -- %s' % (summary, '; '.join(detail)),
+        'passed': passed, 'verdict': summary, 'synthetic': bool(results.get('synthetic')),
+        'summary': '%s%s -- %s' % (SYNTHETIC_PREFIX if results.get('synthetic') else '', summary, '; '.join(detail)),
         'reasons': reasons, 'checks': checks, 'collectives': verdicts,
         'machine_type': machine_type, 'technology': technology, 'expected_networks': list(expected),
         'thresholds': limits, 'regressions': regressions,
@@ -242,8 +245,12 @@ def evaluate(results, machine_type=None, thresholds=None, technology=None, requi
 
 
 def _pass_detail(checks, name):
-    mine = [c for c in checks if c['collective'] == name and c['status'] == PASSED and c['criterion'] in ('avg_busbw', 'gpudirect')]
-    return '; '.join(c['message'] for c in mine) or 'all criteria with a threshold passed'
+    """What a passing collective passed on, and that its network was not judged when it was not (a log without NCCL's
+    network lines passes on bandwidth alone, and the summary must not read as if GPUDirect were proven)."""
+    mine = [c for c in checks if c['collective'] == name and c['criterion'] in ('avg_busbw', 'gpudirect')
+            and (c['status'] == PASSED or c['criterion'] == 'gpudirect' and c['status'] == SKIPPED)]
+    return '; '.join(c['message'] if c['status'] == PASSED else 'network not judged: ' + c['message'] for c in mine) \
+        or 'all criteria with a threshold passed'
 
 
 def compare_with_baseline(results, baseline, max_regression_pct=10.0):

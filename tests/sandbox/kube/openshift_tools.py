@@ -17,6 +17,10 @@ import re
 import shlex
 import sys
 
+# The label every stand-in tool puts on what it prints (pod-tools/label, the one place it is written).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'pod-tools', 'label'), encoding='utf-8') as _label:
+    LABEL = re.search(r'^STANDIN_LABEL="(.*)"$', _label.read(), re.M).group(1)
+
 HEADER = """---------------------------------------------------------------------------------------
                     RDMA_Write BW Test
  Dual-port       : OFF\t\tDevice         : {device}
@@ -65,6 +69,7 @@ def perftest_output(context, args, role):
                'Calling ibv_reg_dmabuf_mr(offset=0, size=%d, addr=0x7f4a40000000, fd=44) for QP #0\n' % size + text
     if role == 'server':
         text = '\n************************************\n* Waiting for client to connect... *\n************************************\n' + text
+    text = LABEL + '\n' + text
     return text + TABLE.format(size=size, iterations=int(rate * 1e6 * seconds), bw=bw, rate=rate)
 
 

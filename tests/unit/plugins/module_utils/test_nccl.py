@@ -81,8 +81,9 @@ def test_seed_verdicts():
     high = nccl_verdict.evaluate(tcpx, machine_type='a3-highgpu-8g')
     assert high['passed'], high['reasons']
     assert high['summary'].startswith('PASS -- all_gather: average bus bandwidth 29.83 GB/s >= 25.00 GB/s')
-    # the GPUDirect check cannot be made: the samples carry no NCCL lines
+    # the GPUDirect check cannot be made: the samples carry no NCCL lines, and the summary says so (issue 24 item 7)
     assert {c['criterion']: c['status'] for c in high['checks']}['gpudirect'] == nccl_parse.SKIPPED
+    assert '; network not judged: the log holds no NCCL network line; run with NCCL_DEBUG=INFO' in high['summary'], high['summary']
     assert not nccl_verdict.evaluate(tcpx, machine_type='a3-highgpu-8g', require_network_evidence=True)['passed']
 
 
@@ -327,6 +328,15 @@ def test_preflight_refuses_more_gpus_than_the_host_has_and_the_verdict_quotes_nc
     verdict = nccl_verdict.evaluate(nccl_parse.parse(printed, 'all_gather'), run_problems=['exited with status 1'])
     assert not verdict['passed']
     assert 'it printed: Invalid number of GPUs: 4 requested but only 1 were found.' in verdict['summary'], verdict['summary']
+
+
+def test_a_verdict_on_stand_in_output_says_so_in_the_summary_and_the_report():
+    sample = seed_samples()[0]
+    measured = nccl_verdict.evaluate(nccl_parse.parse(sample, 'all_gather'), machine_type='a3-megagpu-8g')
+    assert not measured['synthetic'] and measured['summary'].startswith(measured['verdict'] + ' -- ')
+    labelled = '[aiinfra sandbox stand-in: synthetic output, no GPU/NCCL/host access]\n' + sample
+    made_up = nccl_verdict.evaluate(nccl_parse.parse(labelled, 'all_gather'), machine_type='a3-megagpu-8g')
+    assert made_up['synthetic'] and made_up['summary'] == 'STAND-IN OUTPUT (synthetic numbers, nothing measured): ' + measured['summary']
 
 
 def test_preflight_finds_mig_and_pcie_links():

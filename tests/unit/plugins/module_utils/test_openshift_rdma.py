@@ -383,6 +383,14 @@ def test_parser_on_the_chapters_result_line():
     assert perftest.evaluate(parsed, link_gbps=400)['verdict'] == 'FAIL'
 
 
+def test_a_verdict_on_stand_in_output_says_so():
+    label = '[aiinfra sandbox stand-in: synthetic output, no GPU/NCCL/host access]\n'
+    measured = perftest.evaluate(perftest.parse(CHAPTER_OUTPUT), link_gbps=200)
+    assert not measured['synthetic'] and measured['summary'].startswith('PASS -- BW average 180.47 Gb/s (threshold 150.00 Gb/s)')
+    made_up = perftest.evaluate(perftest.parse(label + CHAPTER_OUTPUT), link_gbps=200)
+    assert made_up['synthetic'] and made_up['summary'].startswith('STAND-IN OUTPUT (synthetic numbers, nothing measured): PASS -- ')
+
+
 def test_parser_on_public_output():
     with open(os.path.join(TESTS, 'fixtures', 'perftest', 'spark_ib_write_bw_q4.txt'), encoding='utf-8') as handle:
         parsed = perftest.parse(handle.read())

@@ -38,25 +38,26 @@ class ActionModule(KubeAction):
         if not argv:
             raise AnsibleActionFail('pod_exec: command is empty: give the command as a string or a list of arguments')
         where = '%s/%s container %s' % (args['namespace'], args['pod'], args['container'])
+        shown = shlex.join(argv)
         if self._task.check_mode:
             # A command's effects are unknown: as ansible.builtin.command, check mode does not run it.
-            return dict(result, changed=False, skipped=True, msg='check mode: would run %s in %s' % (shlex.join(argv), where))
+            return dict(result, changed=False, skipped=True, msg='check mode: would run %s in %s' % (shown, where))
         try:
             api = self.client(args)
             stdout, stderr, status = api.exec(args['namespace'], args['pod'], args['container'], argv, args['timeout'])
         except converge.ApiRefusal as refusal:
             raise AnsibleActionFail('pod_exec: %s in %s was not run: %s %s: %s' % (
-                shlex.join(argv), where, refusal.status, refusal.body.get('reason') or 'refused', refusal.body.get('message') or '')) from None
+                shown, where, refusal.status, refusal.body.get('reason') or 'refused', refusal.body.get('message') or '')) from None
         result.update(changed=True, stdout=stdout, stderr=stderr, stdout_lines=stdout.splitlines(), stderr_lines=stderr.splitlines())
         if status is None:
             return dict(result, failed=True, rc=None, msg='%s in %s was still running after %s s (timeout); its output so far is in stdout'
-                        % (shlex.join(argv), where, args['timeout']))
+                        % (shown, where, args['timeout']))
         rc, message = exec_outcome(status)
         result['rc'] = rc
         if rc is None:
-            return dict(result, failed=True, msg='%s in %s did not run to an exit code: %s' % (shlex.join(argv), where, message))
+            return dict(result, failed=True, msg='%s in %s did not run to an exit code: %s' % (shown, where, message))
         if rc != 0:
             last = (stderr.strip() or stdout.strip()).splitlines()[-5:]
             said = (': ' + ' / '.join(last)) if last else ' and printed nothing'
-            return dict(result, failed=True, msg='%s in %s exited with %d%s' % (shlex.join(argv), where, rc, said))
+            return dict(result, failed=True, msg='%s in %s exited with %d%s' % (shown, where, rc, said))
         return result

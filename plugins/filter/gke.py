@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied, readiness, render, workload
 
 
@@ -47,9 +48,11 @@ def gke_rdma_network_objects(network_prefix=None, networks=None, machine_type='a
 
 
 def gke_nccl_test(technology, namespace=None, compute_class=None, multi_network=False):
-    """The seed's NCCL test: ``objects`` to apply, ``exec`` (pod, container, command), ``machine_type``."""
+    """The seed's NCCL test: ``objects`` to apply, ``exec`` (pod, container, command), ``machine_type``, ``gpus_per_node``."""
+    machine_type = render.nccl_machine_type(technology)
     return {'objects': render.nccl_test_objects(technology, namespace, compute_class=compute_class or None, multi_network=multi_network),
-            'exec': render.nccl_test_exec(technology), 'machine_type': render.nccl_machine_type(technology)}
+            'exec': render.nccl_test_exec(technology), 'machine_type': machine_type,
+            'gpus_per_node': families.get_family(machine_type).gpu_count}
 
 
 def gke_gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True):

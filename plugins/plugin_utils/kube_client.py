@@ -35,7 +35,7 @@ def exec_outcome(status_text):
     exited with N (reason NonZeroExitCode, its ExitCode cause); (None, the kubelet's message) when the command did not
     run to an exit code (not started: an executable not found; the container gone), which kubernetes.core's k8s_exec
     turned into "invalid literal for int()"."""
-    status = _status_body(status_text) if status_text else {}
+    status = _status_body(status_text)
     if status.get('status') == 'Success':
         return 0, None
     for cause in (status.get('details') or {}).get('causes') or []:

@@ -205,6 +205,7 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
                                                                 gke_gpudirect_nccl_thresholds=low))
         ok(run)
         assert counts['changed'] > 0
+        assert '\nnvidia.com/gpu on the 2 GPU nodes: ready (' in run.stdout, run.stdout[-4000:]   # seed 003: 8 allocatable each
         assert re.search(r'\nDaemonSets (nccl-tcpxo-installer, device-injector|device-injector, nccl-tcpxo-installer) on the 2 GPU '
                          r'nodes: ready \(\d+ reads?, \d+ s\)\n', run.stdout), run.stdout[-4000:]
         with open(str(tmp_path / 'pass' / 'nccl-test.log'), encoding='utf-8') as handle:

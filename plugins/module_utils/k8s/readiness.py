@@ -246,12 +246,18 @@ def verdict(objects, expect=None, kind=None, minimum=1, **more):
         return 'pending: not found'
     if len(items) < int(minimum):
         return 'pending: %d of %d %s objects exist' % (len(items), int(minimum), kind or 'expected')
-    verdicts = [judge(obj, expect, kind) for obj in items]
+    return worst((judge(obj, expect, kind), obj) for obj in items)[0]
+
+
+def worst(judged):
+    """(verdict, object) of the first failure among ``judged`` (verdict, object) pairs, else of the first pending one, else
+    ('ready', None): the order every wait reports in."""
+    judged = list(judged)
     for state in ('failed', 'pending'):
-        for result in verdicts:
+        for result, obj in judged:
             if result.startswith(state):
-                return result
-    return 'ready'
+                return result, obj
+    return 'ready', None
 
 
 def nodes_without_ready_pod(nodes, pods, generation=None):

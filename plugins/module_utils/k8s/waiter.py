@@ -10,6 +10,8 @@ without a ready Pod.
 
 from __future__ import annotations
 
+import time
+
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import readiness
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.converge import ApiRefusal
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import every, until
@@ -77,14 +79,10 @@ def judge(reads, expect, minimum):
             if obj is not None and selection['kind'] == 'Pod':
                 summary['node'] = (obj.get('spec') or {}).get('nodeName')
             summaries.append(summary)
-    for state in ('failed', 'pending'):
-        for result, obj in verdicts:
-            if result.startswith(state):
-                return result, obj, summaries
-    return 'ready', None, summaries
+    return readiness.worst(verdicts) + (summaries,)
 
 
-def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=None, progress=None):
+def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=time.sleep, progress=None):
     """Poll until every selection is ready or one has failed, or ``timeout`` passes: (verdict, object named, summaries,
     reads). ``progress(verdict)`` is called after each read."""
     expect = expect or {}
@@ -96,8 +94,7 @@ def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=No
         if progress:
             progress(outcome[0])
         return outcome
-    extra = {'sleep': sleep} if sleep else {}
-    (result, obj, summaries), _done = until(poll_once, lambda outcome: not outcome[0].startswith('pending'), timeout, every(delay), **extra)
+    (result, obj, summaries), _done = until(poll_once, lambda outcome: not outcome[0].startswith('pending'), timeout, every(delay), sleep=sleep)
     return result, obj, summaries, count[0]
 
 

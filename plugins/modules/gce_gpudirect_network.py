@@ -42,8 +42,10 @@ options:
   network_prefix:
     description:
       - Name prefix of every network, subnet and firewall rule of the GPUDirect network.
+      - The alias C(prefix) is the option's name in the P(aiinfra.gpudirect.gce_network#role) role's variable C(gce_network_prefix).
     type: str
     required: true
+    aliases: [prefix]
   machine_type:
     description:
       - The machine type of the cluster's VMs; it decides the number of data networks and the default MTU.

@@ -37,19 +37,27 @@ options:
   network:
     description:
       - The options of M(aiinfra.gpudirect.gce_gpudirect_network) as the playbook will pass them; null values are left unset.
+      - Unset, and the role P(aiinfra.gpudirect.gce_network#role) in O(roles), they are the role's variables
+        (C(gce_network_OPTION) is option C(OPTION)).
     type: dict
   instances:
     description:
       - The options of M(aiinfra.gpudirect.gce_gpudirect_instance) as the playbook will pass them; null values are left unset.
+      - Unset, and the role P(aiinfra.gpudirect.gce_instances#role) in O(roles), they are the role's variables
+        (C(gce_instances_OPTION) is option C(OPTION); of the options C(names) and C(count), the names when given, as
+        the role passes them).
     type: dict
   host:
     description:
-      - The variables of the P(aiinfra.gpudirect.cos_host_prep#role) role without their C(cos_host_prep_) prefix.
+      - The variables of the P(aiinfra.gpudirect.cos_host_prep#role) role without their C(cos_host_prep_) prefix, checked with
+        the role's argument spec; so the role must be in O(roles), where they come from when this is unset.
     type: dict
   nccl:
     description:
       - The options of M(aiinfra.gpudirect.nccl_perf) as the P(aiinfra.gpudirect.nccl_test#role) role will pass them. In mode
         C(gce) without C(hosts), the VMs of O(instances) are the hosts.
+      - Unset, and the role P(aiinfra.gpudirect.nccl_test#role) in O(roles), they are the role's variables
+        (C(nccl_test_OPTION) is option C(OPTION)).
     type: dict
   cluster:
     description:
@@ -71,6 +79,11 @@ options:
         playbook gives the role (it would win over the playbook's and act on something else) are problems."
       - The objects of the Kubernetes roles (P(aiinfra.gpudirect.gke_gpudirect#role), P(aiinfra.gpudirect.gke_rdma#role)) are
         rendered as the role's first task renders them, so a value the role would refuse is reported here.
+      - "The variables of the Compute Engine roles are the options of the module their task calls, checked as O(network),
+        O(instances), O(host) and O(nccl) (when those are unset): role variable C(ROLE_OPTION) is option C(OPTION) (or an alias
+        of it, such as C(prefix) for the option C(network_prefix) of O(network)); null and an empty text are unset. Messages name the role
+        variable, or the playbook variable in O(roles[].sources) when the user did not set the role variable."
+
     type: list
     elements: dict
     default: []
@@ -123,13 +136,25 @@ options:
       - "For each stage (C(network), C(instances), C(host), C(nccl), C(cluster), C(node_pool), C(connection)), the
         playbook variable that sets each option,
         for example C({instances: {count: gpudirect_node_count}}). Messages name these variables; an option without one is
-        named as the stage's option."
+        named as the stage's option. The connection's are C(gpudirect_project) and C(gpudirect_strict_vars) unless given."
     type: dict
     default: {}
 """
 
 EXAMPLES = r"""
+# As playbooks/gce_cluster.yml does: each stage's options are the variables of the role that runs it.
 - name: Check every stage's input before anything is created
+  aiinfra.gpudirect.gpudirect_plan:
+    unread_extra_vars: true
+    roles:
+      - role: gce_network
+        vars: {gce_network_prefix: a3high, gce_network_machine_type: a3-highgpu-8g, gce_network_region: us-central1}
+        sources: {gce_network_prefix: gpudirect_network_prefix}
+      - role: gce_instances
+        vars: {gce_instances_network_prefix: a3high, gce_instances_machine_type: a3-highgpu-8g, gce_instances_zone: us-central1-a}
+        sources: {gce_instances_zone: gpudirect_zone}
+
+- name: Check a stage given as its module's options
   aiinfra.gpudirect.gpudirect_plan:
     network:
       network_prefix: a3high
@@ -198,6 +223,8 @@ import re
 
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.errors import (ArgumentTypeError, ArgumentValueError, ElementError, MutuallyExclusiveError, NoLogError,
+                                         RequiredError, RequiredOneOfError, SubParameterTypeError, UnsupportedError)
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import inputs as host_inputs
@@ -239,14 +266,20 @@ STAGES = {
     'network': ('gce_gpudirect_network', gce_network.ARGUMENT_SPEC, {}),
     'instances': ('gce_gpudirect_instance', gce_instance.ARGUMENT_SPEC,
                   {'mutually_exclusive': gce_instance.MUTUALLY_EXCLUSIVE, 'required_one_of': gce_instance.REQUIRED_ONE_OF}),
-    'host': ('cos_host_prep', host_inputs.HOST_ARGUMENT_SPEC, {}),
+    'host': ('cos_host_prep', None, {}),   # the role's own argument spec, which the module's action reads
     'nccl': ('nccl_perf', nccl_command.argument_spec(), {}),
     'cluster': ('gke_gpudirect_cluster', gke_cluster.ARGUMENT_SPEC, {}),
     'node_pool': ('gke_gpudirect_node_pool', gke_node_pool.ARGUMENT_SPEC, {}),
 }
+# The playbooks' own names of the connection's options, which messages name.
+PLAYBOOK_VARIABLES = {'connection': {'project': 'gpudirect_project', 'unread_extra_vars': 'gpudirect_strict_vars'}}
+# The Compute Engine roles, each checked as the stage whose module its task calls (role_stages).
+ROLE_STAGES = {'gce_network': 'network', 'gce_instances': 'instances', 'cos_host_prep': 'host', 'nccl_test': 'nccl'}
 # The Kubernetes side of the GKE playbooks: the variables of the gke_gpudirect or gke_rdma role (without the prefix)
 # that decide what the role renders; the role's first task renders the same objects with the same functions.
 KUBERNETES_ROLES = ('gke_gpudirect', 'gke_rdma')
+HANDLED_ERRORS = (ArgumentTypeError, ArgumentValueError, ElementError, MutuallyExclusiveError, NoLogError, RequiredError,
+                  RequiredOneOfError, UnsupportedError)
 TYPE_WORDS = {'int': 'a whole number', 'float': 'a number', 'bool': 'true or false', 'list': 'a list', 'dict': 'a mapping',
               'str': 'a string', 'path': 'a path'}
 
@@ -256,6 +289,7 @@ class Problems:
 
     def __init__(self, variables):
         self.variables = variables or {}
+        self.specs = {stage: spec for stage, (_owner, spec, _rules) in STAGES.items()}
         self.items = []
 
     def variable(self, stage, option):
@@ -268,7 +302,7 @@ class Problems:
         match = FIELD.match(message)
         head, rest = '', message
         fields = match.group(1).split('/') if match else []
-        known = STAGES[stage][1] if stage in STAGES else names
+        known = self.specs.get(stage) or names
         if fields and all(field.split('.')[0] in known or field.split('.')[0] in names for field in fields):
             # thresholds.all_gather -> nccl_test_thresholds.all_gather
             head = ' / '.join(self.variable(stage, field.split('.')[0]) + field[len(field.split('.')[0]):] for field in fields) + ': '
@@ -279,65 +313,117 @@ class Problems:
         if head + rest not in self.items:   # two stages with one option from one variable say it once
             self.items.append(head + rest)
 
-    def add_validation(self, stage, values, error):
-        """One error of Ansible's argument spec validation, as 'variable: what is wrong; the fix'."""
-        text = error.msg
-        converted = re.search(r"argument '(\w+)' is of type .* unable to convert to (\w+)", text)
-        if converted:
-            option, wanted = converted.groups()
-            words = TYPE_WORDS.get(wanted, wanted)
-            self.add(stage, '%s: %r is not %s; write it as %s' % (option, values.get(option), words, words))
-            return
-        choice = re.search(r'value of (\w+) must be one of: (.*), got: (.*)', text)
-        if choice:
-            option, allowed, got = choice.groups()
-            self.add(stage, '%s: %s is not one of %s; choose one of them' % (option, got, allowed))
-            return
-        choices = re.search(r'value of (\w+) must be one or more of: (.*)\. Got no match for: (.*)', text)
-        if choices:
-            option, allowed, got = choices.groups()
-            self.add(stage, '%s: %s is not among %s; give only these' % (option, got, allowed))
-            return
-        for pattern, template in ((r'missing required arguments: ([\w, ]+)', '%s: required; give it'),
-                                  (r'parameters are mutually exclusive: ([\w|]+)', '%s: give only one of these')):
-            found = re.search(pattern, text)
-            if found:
-                options = re.split(r'[|, ]+', found.group(1).strip())
-                self.add(stage, template % '/'.join(options))
-                return
-        unsupported = re.search(r'Unsupported parameters for .*?: ([\w, ]+)\.', text)
-        if unsupported:
-            self.add(stage, '%s: %s takes no such option (it takes %s)'
-                     % (unsupported.group(1), STAGES[stage][0], ', '.join(sorted(STAGES[stage][1]))))
-            return
-        self.add(stage, text)
+    def add_validation(self, stage, problem):
+        """One problem of validation_problems, the option or options first."""
+        options, text = problem
+        self.add(stage, '%s: %s' % ('/'.join(options), text) if options else text)
 
 
-def validation_errors(result):
-    """The errors of an ArgumentSpecValidator result that say something: a value that is no dict is also reported as a
-    NoLogError and a SubParameterTypeError without the option's name, beside its ArgumentTypeError."""
-    typed = {found.group(1) for error in result.errors.errors if type(error).__name__ == 'ArgumentTypeError'
-             for found in [re.search(r"argument '(\w+)'", error.msg)] if found}
-    return [error for error in result.errors.errors if type(error).__name__ != 'NoLogError'
-            and not (type(error).__name__ == 'SubParameterTypeError'
-                     and any("'%s'" % option in error.msg for option in typed))]
+def validation_problems(spec, values, rules=None, owner=None):
+    """[(options, what is wrong and the fix)] of Ansible's argument spec validation of ``values``, one per typed error
+    (ansible.module_utils.errors). The errors carry only a message, so the option of a type or choice error is found by
+    validating each option alone; the groups of a rule error come from ``rules``."""
+    rules = rules or {}
+    result = ArgumentSpecValidator(spec, **rules).validate(values)
+    kinds = {type(error) for error in result.errors.errors}
+    found = []
+    if kinds & {ArgumentTypeError, ArgumentValueError, ElementError, UnsupportedError}:
+        for option in [name for name in spec if name in values]:
+            alone = ArgumentSpecValidator({option: spec[option]}).validate({option: values[option]}).errors.errors
+            wanted = spec[option].get('type', 'str')
+            if spec[option].get('options') and alone:   # a sub-option's error, which Ansible's message names
+                found.append(([option], '; '.join(error.msg for error in alone)))
+            elif any(isinstance(error, ArgumentTypeError) for error in alone):
+                words = TYPE_WORDS.get(wanted, wanted)
+                found.append(([option], '%r is not %s; write it as %s' % (values[option], words, words)))
+            elif any(isinstance(error, (ArgumentValueError, ElementError)) for error in alone):
+                allowed = ', '.join(str(choice) for choice in spec[option].get('choices') or [])
+                if wanted == 'list':
+                    outside = ', '.join(str(item) for item in values[option] if item not in spec[option].get('choices'))
+                    found.append(([option], '%s is not among %s; give only these' % (outside, allowed)))
+                else:
+                    found.append(([option], '%s is not one of %s; choose one of them' % (values[option], allowed)))
+    for group in rules.get('mutually_exclusive') or [] if MutuallyExclusiveError in kinds else []:
+        given = [option for option in group if option in values]
+        if len(given) > 1:
+            found.append((given, 'give only one of these'))
+    if RequiredError in kinds:
+        missing = [name for name, option in spec.items() if option.get('required') and values.get(name) is None]
+        found += [([name], 'required; give it') for name in missing]
+    if RequiredOneOfError in kinds:
+        found += [(list(group), 'give one of these') for group in rules.get('required_one_of') or []
+                  if not any(option in values for option in group)]
+    if UnsupportedError in kinds:
+        known = set(spec) | {alias for option in spec.values() for alias in option.get('aliases') or []}
+        found += [([name], '%s takes no such option (it takes %s)' % (owner, ', '.join(sorted(spec)))) for name in values if name not in known]
+    # Any other error as Ansible words it; a sub-option's type error repeats its option's, and no_log's says nothing.
+    found += [([], error.msg) for error in result.errors.errors
+              if not isinstance(error, HANDLED_ERRORS) and not (isinstance(error, SubParameterTypeError) and ArgumentTypeError in kinds)]
+    return found
 
 
 def validate_stages(params, problems):
     """{stage: validated options} of the stages that pass their argument spec; the others add problems."""
     validated = {}
-    for stage, (_owner, spec, rules) in STAGES.items():
-        raw = params[stage]
-        if raw is None:
+    for stage, (owner, spec, rules) in STAGES.items():
+        spec = spec or problems.specs.get(stage)
+        if params[stage] is None:
             continue
-        values = {key: value for key, value in raw.items() if value is not None}
-        result = ArgumentSpecValidator(spec, **rules).validate(values)
-        if result.error_messages:
-            for error in validation_errors(result):
-                problems.add_validation(stage, values, error)
+        if spec is None:
+            problems.add('connection', '%s: its options are the variables of role %s; give that role in roles' % (stage, owner))
             continue
-        validated[stage] = result.validated_parameters
+        # null is unset, in a sub-option's mapping too (one validated already, as the role's variables are, holds them all)
+        values = {key: unset_removed(value) if (spec.get(key) or {}).get('options') else value
+                  for key, value in params[stage].items() if value is not None}
+        found = validation_problems(spec, values, rules, owner)
+        for problem in found:
+            problems.add_validation(stage, problem)
+        if not found:
+            # the stages' checks see a mapping as its module or role does: the keys given, not the others as null
+            validated[stage] = dict(ArgumentSpecValidator(spec, **rules).validate(values).validated_parameters,
+                                    **{key: value for key, value in values.items() if (spec.get(key) or {}).get('options')})
     return validated
+
+
+def unset_removed(value):
+    """A mapping without its null values (anything else as it is)."""
+    return {key: item for key, item in value.items() if item is not None} if isinstance(value, dict) else value
+
+
+def role_stages(roles, problems):
+    """{stage: options} of the Compute Engine roles (ROLE_STAGES) among ``roles`` ({role: (entry, its variables as the role
+    will see them)}): role variable ROLE_OPTION is the stage module's option OPTION (or an alias of one), as the role's task
+    passes it (tests/integration/test_playbook_inputs.py holds the roles' tasks to this). Messages name the variable, or the
+    playbook variable it came from when the user did not set it."""
+    stages = {}
+    for role, (entry, variables) in roles.items():
+        stage = ROLE_STAGES.get(role)
+        if stage is None:
+            continue
+        prefix = role + '_'
+        _owner, spec, rules = STAGES[stage]
+        if spec is None:   # the host stage: the role's own variables
+            spec = problems.specs[stage] = {name[len(prefix):]: option for name, option in entry['resolved']['argument_spec'].items()}
+        names = {alias: option for option, value in spec.items() for alias in [option] + list(value.get('aliases') or [])}
+        options, shown = {}, {}
+        for name, value in variables.items():
+            option = names.get(name[len(prefix):])
+            if option is None:
+                continue
+            source = entry['sources'].get(name)
+            shown[option] = source if source and name not in entry['resolved']['given'] else name
+            # null is unset, and so is '' (ansible-core 2.17 and 2.18 render a template's null as '')
+            if value is not None and not (value == '' and spec[option].get('type', 'str') != 'str'):
+                options[option] = value
+        # Of options the module takes one at a time, the role's task passes the first one set (names, else count).
+        for group in rules.get('mutually_exclusive') or []:
+            first = next((option for option in group if options.get(option) not in (None, [], {}, '')), None)
+            for option in group:
+                if option != first:
+                    options.pop(option, None)
+        stages[stage] = options
+        problems.variables[stage] = dict(problems.variables.get(stage) or {}, **shown)
+    return stages
 
 
 def plan_stages(stages, project, problems):
@@ -392,9 +478,9 @@ def host_image_problem(instances):
 
 
 def validate_roles(roles, problems):
-    """{role: its variables as the role will see them, defaults filled} of the roles whose variables hold; the
-    others add problems, each naming the variable (the action's findings first: unknown names, contradictions)."""
-    validated = {}
+    """{role: (its roles entry, its variables as the role will see them, defaults filled)} and the roles whose variables
+    hold; the others add problems, each naming the variable (the action's findings first: unknown names, contradictions)."""
+    checked, valid = {}, set()
     for entry in roles:
         role, resolved = entry['role'], entry['resolved']
         if resolved is None:
@@ -402,19 +488,19 @@ def validate_roles(roles, problems):
                                        'aiinfra.gpudirect.gpudirect_plan' % role)
             continue
         spec = resolved['argument_spec']
-        problems.variables[role] = {name: name for name in spec}
         for text in resolved['problems']:
             problems.add(role, text)
         # A value the playbook derived is named with the variable it came from (cos_host_prep_pull for nccl_test_pull).
         problems.variables[role] = {name: '%s (from %s)' % (name, entry['sources'][name])
                                     if name in entry['sources'] and name not in resolved['given'] else name for name in spec}
         values = dict(entry['vars'], **resolved['given'])
-        result = ArgumentSpecValidator(spec).validate(values)
-        for error in validation_errors(result):
-            problems.add_validation(role, values, error)
-        if not resolved['problems'] and not result.error_messages:
-            validated[role] = result.validated_parameters
-    return validated
+        found = validation_problems(spec, values, owner='role %s' % role)
+        for problem in found:
+            problems.add_validation(role, problem)
+        checked[role] = (entry, ArgumentSpecValidator(spec).validate(values).validated_parameters)
+        if not resolved['problems'] and not found:
+            valid.add(role)
+    return checked, valid
 
 
 def plan_kubernetes(role, variables, problems):
@@ -605,6 +691,19 @@ def read_stages(compute, stages, network_plan, instances, problems):
                      % (params['zone'], network_plan.region, network_plan.region))
 
 
+def check_connection(module, params, problems):
+    """The project ID, and the extra vars nothing reads (refused or warned about)."""
+    project = params['project']
+    if project and links.project_id_problem(project):
+        problems.add('connection', links.project_id_problem(project))
+    unread_extra_vars = unread_extra_vars_choice(params['unread_extra_vars'], problems)
+    for text in params['unread'] or []:
+        if unread_extra_vars == 'refuse':
+            problems.add('connection', text)
+        else:
+            module.warn(text)
+
+
 def unread_extra_vars_choice(value, problems):
     """refuse, warn or ignore, from the option or from a boolean (true: refuse, false: warn); anything else is a
     problem (``-e gpudirect_strict_vars=maybe`` would otherwise read as false), and refuse is what is done."""
@@ -621,21 +720,15 @@ def unread_extra_vars_choice(value, problems):
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
-    problems = Problems(params['variables'])
+    problems = Problems(dict(PLAYBOOK_VARIABLES, **params['variables']))
     project = module.params['project']
-    if project and links.project_id_problem(project):
-        problems.add('connection', links.project_id_problem(project))
-    unread_extra_vars = unread_extra_vars_choice(params['unread_extra_vars'], problems)
-    for text in params['unread'] or []:
-        if unread_extra_vars == 'refuse':
-            problems.add('connection', text)
-        else:
-            module.warn(text)
-    stages = validate_stages(params, problems)
+    check_connection(module, params, problems)
+    roles, valid = validate_roles(params['roles'], problems)
+    derived = role_stages(roles, problems)
+    stages = validate_stages(dict(params, **{stage: options for stage, options in derived.items() if params[stage] is None}), problems)
     network_plan, instances = plan_stages(stages, project, problems)
-    for role, variables in validate_roles(params['roles'], problems).items():
-        if role in KUBERNETES_ROLES:
-            plan_kubernetes(role, variables, problems)
+    for role in valid & set(KUBERNETES_ROLES):
+        plan_kubernetes(role, roles[role][1], problems)
     try:
         if 'cluster' in stages or 'node_pool' in stages:
             # Every GKE problem at once: the reads run beside the local problems (they are few: see read_gke).

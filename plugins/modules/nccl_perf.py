@@ -96,7 +96,9 @@ options:
   test_command:
     description:
       - Replaces the seed's run command in O(mode=gce) (for example other sizes or another collective).
+      - The alias C(command) is the option's name in the P(aiinfra.gpudirect.nccl_test#role) role's variable C(nccl_test_command).
     type: str
+    aliases: [command]
   binary:
     description: The nccl-tests binary to run (O(mode=local)), for example C(/opt/nccl-tests/build/all_gather_perf).
     type: path

@@ -189,16 +189,30 @@ def test_bad_input_is_refused_by_the_plan_step_before_anything_is_written():
     assert failures == [], '\n'.join(failures)
 
 
-def test_the_plan_steps_stage_options_match_the_roles():
-    """The plan step passes each stage the options its role passes to its module (a stage option the role
-    does not pass, or the reverse, would check something else than what runs)."""
-    plays = yaml.safe_load((collection_root() / 'playbooks' / 'gce_cluster.yml').read_text(encoding='utf-8'))
-    plan = plays[0]['tasks'][0]['aiinfra.gpudirect.gpudirect_plan']
-    for stage, role, module in (('network', 'gce_network', 'gce_gpudirect_network'), ('instances', 'gce_instances', 'gce_gpudirect_instance')):
+def test_each_role_passes_its_module_option_x_from_its_variable_role_x():
+    """The plan step checks role variable ROLE_X as option X of the module the role's task calls (gpudirect_plan's
+    role_stages), so each such task must pass option X from ROLE_X (or from the variable of an alias of X): an option fed
+    from another variable would be checked with a value other than the one that runs."""
+    import importlib
+    modules = {'gce_gpudirect_network': 'gce.network', 'gce_gpudirect_instance': 'gce.instance', 'nccl_perf': 'nccl.command'}
+    # Options a task derives from what only exists at run time (the hosts of the play), which the plan step fills itself.
+    derived = {('nccl_test', 'hosts'), ('nccl_test', 'path')}
+    checked = 0
+    for role, module in (('gce_network', 'gce_gpudirect_network'), ('gce_instances', 'gce_gpudirect_instance'), ('nccl_test', 'nccl_perf')):
+        utils = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.module_utils.' + modules[module])
+        spec = utils.ARGUMENT_SPEC if hasattr(utils, 'ARGUMENT_SPEC') else utils.argument_spec()
         tasks = yaml.safe_load((collection_root() / 'roles' / role / 'tasks' / 'main.yml').read_text(encoding='utf-8'))
-        role_options = set(tasks[0]['aiinfra.gpudirect.' + module])
-        assert set(plan[stage]) == role_options, stage
-        assert set(plan['variables'][stage]) >= role_options, stage
+        calls = [task['aiinfra.gpudirect.' + module] for block in tasks for task in block.get('block', [block])
+                 if 'aiinfra.gpudirect.' + module in task]
+        assert calls, (role, module)
+        for args in calls:
+            for option, expression in args.items():
+                names = [option] + list(spec[option].get('aliases') or [])
+                if (role, option) in derived or not isinstance(expression, str) or '{{' not in expression:
+                    continue
+                assert any(re.search(r'\b%s_%s\b' % (role, name), expression) for name in names), (role, option, expression)
+                checked += 1
+    assert checked > 50
 
 
 def test_the_host_firewall_follows_the_networks_data_ranges():
@@ -209,8 +223,9 @@ def test_the_host_firewall_follows_the_networks_data_ranges():
     for play in plays:
         assert play['vars']['cos_host_prep_firewall_source_ranges'] == '{{ __gpudirect_data_cidrs }}'
         assert play['vars']['__gpudirect_data_cidrs'] == "{{ gce_network_data_cidrs | default([], true) }}"
-    plan = plays[0]['tasks'][0]['aiinfra.gpudirect.gpudirect_plan']
-    assert "'firewall_source_ranges': cos_host_prep_firewall_source_ranges," in plan['host']
+    plan = plays[0]['tasks'][0]
+    assert '__gpudirect_host_role' in plan['aiinfra.gpudirect.gpudirect_plan']['roles']
+    assert plan['vars']['__gpudirect_host_role']['role'] == 'cos_host_prep'
 
 
 def test_an_unread_extra_var_is_only_warned_about_with_gpudirect_strict_vars_false():

@@ -4,8 +4,8 @@
 
 The role's modules (gpudirect_rxdm, nccl_plugin) run on the hosts, which do not exist when a playbook
 starts; gpudirect_plan checks the role's variables here first, with the same catalog functions the
-modules call (host_stacks.version_pair). HOST_ARGUMENT_SPEC is the role's meta/argument_specs.yml
-without the cos_host_prep_ prefix (a test compares the two).
+modules call (host_stacks.version_pair), on the role's variables without the cos_host_prep_ prefix, validated
+with the role's own meta/argument_specs.yml.
 """
 
 from __future__ import annotations
@@ -19,27 +19,6 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import m
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import mig as host_mig
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
-HOST_ARGUMENT_SPEC = {
-    'machine_type': {'type': 'str', 'required': True, 'choices': list(families.GCE_MACHINE_TYPES)},
-    'gpu_driver_version': {'type': 'str', 'default': 'latest'},
-    'nvidia_smi': {'type': 'path', 'default': '/var/lib/nvidia/bin/nvidia-smi'},
-    'firewall': {'type': 'str', 'default': 'data_ranges', 'choices': ['data_ranges', 'accept_all', 'none']},
-    'firewall_source_ranges': {'type': 'list', 'elements': 'str', 'default': []},
-    'configure_registry': {'type': 'bool', 'default': True},
-    'docker_config': {'type': 'path', 'default': '/root/.docker/config.json'},
-    'rxdm_version': {'type': 'str', 'default': ''},
-    'plugin_version': {'type': 'str', 'default': ''},
-    'rxdm_image': {'type': 'str', 'default': ''},
-    'installer_image': {'type': 'str', 'default': ''},
-    'force_version_pair': {'type': 'bool', 'default': False},
-    'pull': {'type': 'str', 'default': 'always', 'choices': ['always', 'missing', 'never']},
-    'rxdm_ready_timeout': {'type': 'int', 'default': 120},
-    'plugin_install_timeout': {'type': 'int', 'default': 300},
-    'nccl_env_logging': {'type': 'bool', 'default': False},
-    'docker_socket': {'type': 'path', 'default': '/var/run/docker.sock'},
-    'gpudirect': {'type': 'bool', 'default': True},
-    'mig': {'type': 'dict', 'default': {}},
-}
 # What the role passes to ``cos-extensions install gpu -- -version=`` (COS, "Installing GPU drivers"): a driver
 # version such as 535.183.01, or latest; the role compares it with what nvidia-smi reports, so a label such as
 # default would reinstall on every run.

@@ -369,7 +369,7 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
 
 # The options of gce_gpudirect_network, here so that gpudirect_plan checks a playbook's network inputs with the same spec.
 ARGUMENT_SPEC = {
-    'network_prefix': {'type': 'str', 'required': True},
+    'network_prefix': {'type': 'str', 'required': True, 'aliases': ['prefix']},
     'machine_type': {'type': 'str', 'required': True, 'choices': list(families.FAMILIES)},
     'layout': {'type': 'str', 'default': 'gce', 'choices': list(LAYOUTS)},
     'zone': {'type': 'str'},

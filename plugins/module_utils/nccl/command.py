@@ -34,7 +34,7 @@ def argument_spec():
         path=dict(type='path'),
         hosts=dict(type='list', elements='str'),
         container=dict(type='str'),
-        test_command=dict(type='str'),
+        test_command=dict(type='str', aliases=['command']),
         binary=dict(type='path'),
         launcher=dict(type='list', elements='str', default=[]),
         minbytes=dict(type='str', default='1M'),

@@ -171,12 +171,37 @@ def test_busy_and_gpudirect_problems():
 
 # -- the host stage's inputs (cos_host_prep_mig, cos_host_prep_gpudirect), checked on the controller ------------------
 
+def role_spec_problems(**extra):
+    """What the role's argument spec (which gpudirect_plan validates the host stage with) says of the variables."""
+    from ansible_collections.aiinfra.gpudirect.plugins.modules import gpudirect_plan
+    return gpudirect_plan.validation_problems(host_spec(), dict({'machine_type': 'a3-highgpu-8g'}, **extra))
+
+
+def host_spec():
+    import pathlib
+    import yaml
+    path = pathlib.Path(__file__).resolve().parents[4] / 'roles' / 'cos_host_prep' / 'meta' / 'argument_specs.yml'
+    options = yaml.safe_load(path.read_text(encoding='utf-8'))['argument_specs']['main']['options']
+    return {name[len('cos_host_prep_'):]: option for name, option in options.items()}
+
+
+@pytest.mark.parametrize('extra, message', [
+    ({'gpudirect': False, 'mig': {'state': 'on'}}, 'value of state must be one of: enabled, disabled, got: on found in mig'),
+    ({'gpudirect': False, 'mig': {'instance': []}}, 'instance. Supported parameters include'),
+])
+def test_the_roles_argument_spec_refuses_unknown_mig_keys_and_states(extra, message):
+    assert [(options, text) for options, text in role_spec_problems(**extra) if message in text] and all(
+        options == ['mig'] for options, _text in role_spec_problems(**extra))
+
+
 def host_params(**extra):
+    """The role's variables as gpudirect_plan checks them: the role's own argument spec, without the cos_host_prep_ prefix."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
     from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import inputs
-    result = ArgumentSpecValidator(inputs.HOST_ARGUMENT_SPEC).validate(dict({'machine_type': 'a3-highgpu-8g'}, **extra))
+    from ansible_collections.aiinfra.gpudirect.plugins.modules.gpudirect_plan import unset_removed
+    result = ArgumentSpecValidator(host_spec()).validate(dict({'machine_type': 'a3-highgpu-8g'}, **extra))
     assert not result.error_messages
-    return inputs, result.validated_parameters
+    return inputs, dict(result.validated_parameters, mig=unset_removed(result.validated_parameters['mig']))
 
 
 @pytest.mark.parametrize('extra, message', [
@@ -186,8 +211,6 @@ def host_params(**extra):
      "mig: instances[0].profile: '1g.18gb' is not a MIG profile of NVIDIA H100 80GB HBM3; choose one of: 1g.10gb"),
     ({'gpudirect': False, 'mig': {'instances': [{'profile': '1g.10gb', 'count': 8}]}}, 'mig: instances: 8 x 1g.10gb; NVIDIA H100 80GB HBM3 holds at most 7'),
     ({'gpudirect': False, 'mig': {'gpus': [8]}}, 'mig: gpus 8; a3-highgpu-8g has GPUs 0-7'),
-    ({'gpudirect': False, 'mig': {'state': 'on'}}, "mig: state 'on'; choose enabled or disabled"),
-    ({'gpudirect': False, 'mig': {'instance': []}}, 'mig: unknown key(s) instance; it takes state, gpus, instances, allow_gpu_reset'),
     ({'gpudirect': False, 'mig': {'state': 'enabled'}}, 'mig: instances: give the GPU instances each GPU gets'),
 ])
 def test_the_host_stage_refuses_mig_inputs(extra, message):

@@ -3,7 +3,7 @@
 """aiinfra.gpudirect.k8s_converge: the roles' one way to write to a Kubernetes cluster, run in the task's worker.
 
 Why an action and not kubernetes.core.k8s: each kubernetes.core.k8s task is a module process that imports the
-Kubernetes client anew (about 1.2 s of CPU, 38 % of an OpenShift run's CPU in a profile: GKE_NOTES.md, issue 22);
+Kubernetes client anew (about 1.2 s of CPU, 38 % of an OpenShift run's CPU in a profile: docs/worklog/GKE_NOTES.md, issue 22);
 it PATCHes every object it is given, so the roles read first in YAML to skip those that hold; it stops a list at
 the first conflict; and it shows no diff for several objects or for a deletion. Here the worker that already has
 the client reads once per kind, applies only what differs, shows a diff per object and goes on after a conflict

@@ -278,7 +278,7 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         # 7. Params that point at VPCs which do not exist (another prefix: generation 2 of every GKENetworkParamSet).
         #    a) GKE's network controller paused: the Ready of generation 1 stays. Real GKE writes no observedGeneration
         #       on these conditions, so nothing tells a stale Ready from a current one: the role passes (a limit of
-        #       what GKE reports, named in GKE_NOTES.md).
+        #       what GKE reports, named in docs/worklog/GKE_NOTES.md).
         live.controllers.pause('gke-networks')
         other = _tcpxo(gke_gpudirect_network_prefix='other', gke_gpudirect_plugin_image=image, gke_gpudirect_wait_retries=3)
         run, counts = live.play('gpud', 'gke_gpudirect', other)

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from sandbox.gcloud import kubectl_binary
-from sandbox.kube import KubeHub
+from sandbox.kube import KubeHub, vendored
 from sandbox.kube.controllers import ClusterControllers
 from sandbox.kube.controlplane import binary
 from sandbox.kube.errors import KubeError
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(KUBECTL is None, reason='the Cloud SDK with kube
 KUBE_ADMISSION_PLUGINS = GKE_ADMISSION_PLUGINS
 KUBE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox', 'kube')
 CRDS = sorted(glob.glob(os.path.join(KUBE_DIR, 'crds', '*.yaml')))   # GKE's; crds/openshift/ is the OpenShift half's
-MANIFESTS = sorted(glob.glob(os.path.join(KUBE_DIR, 'manifests', '*', '*.yaml')))
+MANIFESTS = vendored.every()
 RELEASE = 'v1.34.12'   # tests/controlplane/kubernetes/go.mod's k8s.io/kubernetes
 # Generous: CI is a loaded 2-core machine, and the controller manager's namespace and garbage collectors back off.
 WAIT = 120

@@ -34,6 +34,7 @@ import pytest
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
 from sandbox.gcloud import GcloudRunner, kubectl_binary
+from sandbox.kube import vendored
 from waiting import wait_until
 from playbook_runner import ansible_playbook_command
 
@@ -43,9 +44,9 @@ ZONE = 'us-central1-a'
 RDMA_ZONE = 'us-central1-b'   # A3 Ultra runs in us-central1-b, not -a (Google's GPU locations page; tests/sandbox/data)
 VERSION = '1.33.5-gke.1308000'
 MANIFESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'sandbox', 'kube', 'manifests')
-INSTALLER = os.path.join(MANIFESTS, 'gpudirect-tcpxo', 'nccl-tcpxo-installer.yaml')
-NCCL_TEST = os.path.join(MANIFESTS, 'gpudirect-tcpxo', 'nccl-test-latest.yaml')
-NRI_INJECTOR = os.path.join(MANIFESTS, 'nri_device_injector', 'nri-device-injector.yaml')
+INSTALLER = vendored.path('gpudirect-tcpxo/nccl-tcpxo-installer.yaml')
+NCCL_TEST = vendored.path('gpudirect-tcpxo/nccl-test-latest.yaml')
+NRI_INJECTOR = vendored.path('nri_device_injector/nri-device-injector.yaml')
 A3_MEGA = 'nvidia-h100-mega-80gb'
 
 
@@ -456,7 +457,7 @@ def test_seed_001_rdma_pool_gets_dranet_and_its_pods_claim_rdma_devices(live, tm
                    interval=0.5)
         ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-rdma-compute-class.yaml')))
         ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-all-mrdma-template.yaml')))
-        ok(kubectl('apply', '-f', os.path.join(SEED_001, '001-nccl-test-workload.yaml')))
+        ok(kubectl('apply', '-f', vendored.path('seeds/001-nccl-test-workload.yaml')))
         ok(kubectl('wait', '--for=condition=Ready', 'pod/nccl-test-host-1', 'pod/nccl-test-host-2', '--timeout=90s'))
         nodes = {json.loads(ok(kubectl('get', 'pod', name, '-o', 'json')).stdout)['spec']['nodeName'] for name in ('nccl-test-host-1', 'nccl-test-host-2')}
         assert len(nodes) == 2 and all(node.startswith('gke-rdma-a3ultra-') for node in nodes)   # 8 GPUs each: one per node

@@ -18,13 +18,13 @@ import pytest
 import yaml
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import readiness, render, workload
+from sandbox.kube import vendored
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 CRDS = os.path.join(TESTS, 'sandbox', 'kube', 'crds')
 SEED_MANIFESTS = os.path.join(TESTS, 'sandbox', 'kube', 'manifests', 'seeds')
-VENDOR_MANIFESTS = os.path.join(TESTS, 'sandbox', 'kube', 'manifests')
 COMPUTE_CLASS_SCHEMA = os.path.join(TESTS, 'fixtures', 'crds', 'cloud.google.com', 'ComputeClass.schema%s.json')
 # Minors per technology: TCPX / TCPXO floors name 1.27..1.30 (seed 003) and the stand-in tests run 1.33;
 # RDMA needs resource.k8s.io/v1, served from 1.34 (seed 001's floor is 1.34.8).
@@ -426,7 +426,7 @@ def test_manual_multi_network_objects_are_what_the_vendor_test_pods_attach_to():
     networks = [o for o in objects if o['kind'] == 'Network']
     assert all(n['spec']['parametersRef']['name'] == n['metadata']['name'] and n['spec']['type'] == 'Device' for n in networks)
     # The vendor's RDMA test Pods (gpudirect-rdma/nccl-test.yaml) attach to rdma-0..rdma-7 by these names.
-    with open(os.path.join(VENDOR_MANIFESTS, 'gpudirect-rdma', 'nccl-test.yaml'), encoding='utf-8') as handle:
+    with open(vendored.path('gpudirect-rdma/nccl-test.yaml'), encoding='utf-8') as handle:
         pod = next(d for d in yaml.safe_load_all(handle) if d and d['kind'] == 'Pod')
     attached = [i['network'] for i in json.loads(pod['metadata']['annotations']['networking.gke.io/interfaces']) if i['network'] != 'default']
     assert attached == [o['metadata']['name'] for o in params if o['spec']['deviceMode'] == 'RDMA']
@@ -439,7 +439,7 @@ def test_manual_multi_network_objects_are_what_the_vendor_test_pods_attach_to():
 def test_manual_multi_network_test_pods_differ_from_the_vendor_only_in_image_and_the_cpu_request():
     """Seed 001's manual variant: the vendor's test Pods (gpudirect-rdma/nccl-test.yaml), compared with the file as
     kubectl's YAML reader would see it, and each difference listed with its reason."""
-    with open(os.path.join(VENDOR_MANIFESTS, 'gpudirect-rdma', 'nccl-test.yaml'), encoding='utf-8') as handle:
+    with open(vendored.path('gpudirect-rdma/nccl-test.yaml'), encoding='utf-8') as handle:
         text = handle.read()
     vendor = [d for d in yaml.safe_load_all(text) if d]
     ours = render.nccl_test_objects('RDMA', multi_network=True)
@@ -498,7 +498,7 @@ def test_manual_multi_network_refusals(kwargs, words):
 
 
 def test_rdma_installer_differs_from_the_vendor_only_in_node_selection():
-    with open(os.path.join(VENDOR_MANIFESTS, 'gpudirect-rdma', 'nccl-rdma-installer.yaml'), encoding='utf-8') as handle:
+    with open(vendored.path('gpudirect-rdma/nccl-rdma-installer.yaml'), encoding='utf-8') as handle:
         vendor = yaml.safe_load(handle)
     assert render.rdma_installer_daemonset() == vendor   # both RDMA accelerators, every pool: the vendor's own selection
     ours = render.rdma_installer_daemonset(node_pool='manual', machine_type='a3-ultragpu-8g')

@@ -69,7 +69,8 @@ options:
     description:
       - "What readiness needs beyond the object's own status: C(nodes) for a DaemonSet (the expected node count, or the node
         names, which the failure message then checks one by one), C(csv) for a Subscription, C(resource) and C(at_least) for
-        Nodes (allocatable)."
+        Nodes (allocatable), C(annotations) for Pods (names of annotations each must carry, such as Multus's
+        C(k8s.v1.cni.cncf.io/network-status))."
     type: dict
     default: {}
   timeout:

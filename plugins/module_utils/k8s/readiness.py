@@ -69,7 +69,9 @@ def _daemonset(obj, expect):
     return 'ready'
 
 
-def _pod(obj, _expect):
+def _pod(obj, expect):
+    """Running and Ready, and with ``expect.annotations`` set (Multus writes k8s.v1.cni.cncf.io/network-status once the
+    Pod's extra networks are attached)."""
     status = obj.get('status') or {}
     phase = status.get('phase')
     deleted = (obj.get('metadata') or {}).get('deletionTimestamp')
@@ -85,6 +87,9 @@ def _pod(obj, _expect):
                    [container.get('state') or {} for container in status.get('containerStatuses') or []] if state.get('waiting')]
         why = ': %s %s' % (waiting[0].get('reason') or '', waiting[0].get('message') or '') if waiting else ''
         return 'pending: phase %s%s' % (phase or 'none', why.rstrip())
+    missing = [name for name in expect.get('annotations') or [] if name not in ((obj.get('metadata') or {}).get('annotations') or {})]
+    if missing:
+        return 'pending: no annotation %s yet' % ', '.join(missing)
     return _ready_condition(obj)
 
 

@@ -331,6 +331,10 @@ def test_verdict_pods_and_others():
     assert readiness.verdict([running, pending]) == 'pending: Pod r not scheduled: 0/3 nodes are available'
     assert readiness.verdict({'kind': 'Service', 'metadata': {'name': 's'}}) == 'ready'
     assert readiness.nodes_without_ready_pod(['n1', 'n2'], [running, pending]) == ['n2']
+    status = {'annotations': ['k8s.v1.cni.cncf.io/network-status']}
+    assert readiness.verdict(running, status) == 'pending: Pod p no annotation k8s.v1.cni.cncf.io/network-status yet'
+    attached = dict(running, metadata={'name': 'p', 'annotations': {'k8s.v1.cni.cncf.io/network-status': '[]'}})
+    assert readiness.verdict(attached, status) == 'ready'
 
 
 # --- seed 001: ComputeClass, manual multi-network objects, RDMA installer ---------------------------------

@@ -98,11 +98,19 @@ options:
   provisioning_model:
     description:
       - V(standard), V(spot), V(flex_start) (Dynamic Workload Scheduler) or V(reservation_bound).
-      - V(reservation_bound) is available for every supported machine type, C(a3-edgegpu-8g) included, as Google's
-        current page on reservation-bound instances lists A3 Edge (the older Compute Engine manual, seed 000, says it is not).
+      - V(reservation_bound) on C(a3-edgegpu-8g) is disputed (Google's current page on reservation-bound instances lists
+        A3 Edge, the older Compute Engine manual says it is not supported): refused unless
+        O(accept_disputed_provisioning_model=true).
     type: str
     choices: [standard, spot, flex_start, reservation_bound]
     default: standard
+  accept_disputed_provisioning_model:
+    description:
+      - Accept a provisioning model that the machine type's sources disagree on (today V(reservation_bound) on
+        C(a3-edgegpu-8g)), once you know your reservation takes it; without it such a model is refused before anything is
+        created, naming both sources.
+    type: bool
+    default: false
   termination_action:
     description:
       - What happens when a spot VM is reclaimed or a flex_start or reservation_bound VM's time ends.

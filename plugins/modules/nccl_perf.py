@@ -67,8 +67,10 @@ options:
   require_network_evidence:
     description:
       - Fail when the output holds no NCCL network line (run with C(NCCL_DEBUG=INFO)) instead of skipping the GPUDirect check.
+      - Unset, it is V(true) for the runs the module makes (O(mode=gce) and O(mode=local), which add C(NCCL_DEBUG=INFO) and
+        C(NCCL_DEBUG_SUBSYS=INIT,NET) to the environment unless O(env) sets them) and V(false) for O(mode=parse): a saved log
+        without NCCL's INFO lines is judged on bandwidth, and the verdict says the network was not judged.
     type: bool
-    default: false
   fail_on_verdict:
     description: Fail the task when the verdict is FAIL (the results are returned either way).
     type: bool
@@ -137,7 +139,9 @@ options:
     elements: str
     default: []
   env:
-    description: "Environment for the test (O(mode=local)), for example C({NCCL_DEBUG: INFO})."
+    description:
+      - "Environment for the test (O(mode=local) and O(mode=gce)), on top of C(NCCL_DEBUG=INFO) and C(NCCL_DEBUG_SUBSYS=INIT,NET),
+        for example C({NCCL_DEBUG: WARN}) to run quieter (then give O(require_network_evidence=false))."
     type: dict
     default: {}
   timeout:
@@ -432,7 +436,7 @@ def judge(module, text, family_name, technology, hint, extra):
     try:
         results = nccl_parse.parse(text, collective=hint)
         verdict = nccl_verdict.evaluate(results, machine_type=family_name, thresholds=module.params['thresholds'], technology=technology,
-                                        require_network_evidence=module.params['require_network_evidence'], run_problems=problems)
+                                        require_network_evidence=nccl_command.evidence_required(module.params), run_problems=problems)
     except ValueError as exc:
         module.fail_json(msg=str(exc), **extra)
     failed = not verdict['passed']
@@ -468,7 +472,7 @@ def main():
     if params['mode'] == 'gce':
         rc, output, timed_out = exec_in_container(module, technology)
     else:
-        rc, output, timed_out = run_with_timeout(module, command, params['env'], params['timeout'])
+        rc, output, timed_out = run_with_timeout(module, command, nccl_command.run_env(params), params['timeout'])
     if rc in (126, 127):
         field = 'binary' if params['mode'] == 'local' else 'container'
         module.fail_json(msg='%s: cannot run %s (exit %d: not found or not executable): %s'

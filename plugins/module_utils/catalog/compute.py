@@ -149,9 +149,10 @@ def data_subnet_ranges(data_nic_count):
     return [GCE_NETWORK['data_subnet_range'].format(n=n) for n in range(1, data_nic_count + 1)]
 
 
-def check_provisioning_model(family, provisioning_model, field='provisioning_model'):
+def check_provisioning_model(family, provisioning_model, field='provisioning_model', accept_disputed=False):
     """Raise ValueError when ``family`` (a catalog :class:`Family`) cannot use ``provisioning_model``
-    (a model its family's sources do not list). Families whose models no source lists are not checked."""
+    (a model its family's sources do not list, or one they disagree on unless ``accept_disputed``). Families whose
+    models no source lists are not checked."""
     model = str(provisioning_model or STANDARD).upper()
     if model not in PROVISIONING_MODELS:
         raise InputError('%s: unknown provisioning model %r; choose one of: %s'
@@ -159,6 +160,11 @@ def check_provisioning_model(family, provisioning_model, field='provisioning_mod
     if family.provisioning_models is not None and model not in family.provisioning_models:
         raise InputError('%s: %s does not support %s; use one of: %s'
                          % (field, family.machine_type, model, ', '.join(family.provisioning_models)))
+    dispute = dict(family.disputed_provisioning_models).get(model)
+    if dispute and not accept_disputed:
+        raise InputError('%s: %s on %s is disputed: %s; it is refused unless you accept that (accept_disputed_provisioning_model: '
+                         'true, once your reservation takes it), or choose another model' % (field, PROVISIONING_MODELS[model], family.machine_type,
+                                                                                             dispute))
     return PROVISIONING_MODELS[model]
 
 

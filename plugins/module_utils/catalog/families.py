@@ -115,6 +115,8 @@ class Family:
     gpu_fabric_bandwidth_gbps: Optional[int] = None
     local_ssd_count: Optional[int] = None
     management_nic_type: str = GVNIC
+    # Models the family's sources disagree on: (model, what each source says). Refused unless the user accepts the dispute.
+    disputed_provisioning_models: Tuple[Tuple[str, str], ...] = ()
     # The regional Compute Engine quota its GPUs count against ("GPU quota",
     # https://cloud.google.com/compute/resource-usage#gpu_quota: one metric per GPU model; Spot and preemptible
     # VMs count against PREEMPTIBLE_ + the metric); GKE nodes are VMs and count the same.
@@ -169,10 +171,11 @@ FAMILIES = MappingProxyType({
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
     # Same section of seed 000. Provisioning models: seed 000's 予約で制限 tab says "予約型プロビジョニングモデル
-    # では、a3-edgegpu-8g マシンタイプはサポートされていません", but seed 000 is older than Google's current page,
+    # では、a3-edgegpu-8g マシンタイプはサポートされていません", but Google's current page,
     # https://docs.cloud.google.com/compute/docs/instances/about-reservation-bound-instances ("A4X Max, A4X, A4,
-    # A3 Ultra, A3 Mega, A3 High with 8 GPUs, A3 Edge, and H4D instances"), which the collection and the test
-    # sandbox (tests/sandbox/rules.py) both follow: A3 Edge takes RESERVATION_BOUND.
+    # A3 Ultra, A3 Mega, A3 High with 8 GPUs, A3 Edge, and H4D instances"), lists A3 Edge (the test sandbox,
+    # tests/sandbox/rules.py, follows that page). The two disagree, so RESERVATION_BOUND is disputed: refused unless
+    # the user accepts it (gce_gpudirect_instance's accept_disputed_provisioning_model).
     # Seed 003 covers A3 High/Mega only: no GKE accelerator, GCE only.
     # Threshold: same TCPX stack and NICs as A3 High, so A3 High's 25 GB/s (derived, see design brief).
     'a3-edgegpu-8g': Family(
@@ -180,6 +183,8 @@ FAMILIES = MappingProxyType({
         gpu_quota_metric='NVIDIA_H100_GPUS',
         data_nic_count=4, data_interface_names=eth_names(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
+        disputed_provisioning_models=((RESERVATION_BOUND, "the Compute Engine manual (seed 000) says a3-edgegpu-8g does not support "
+                                       "it; Google's page on reservation-bound instances lists A3 Edge"),),
         nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE + ' (A3 High value; same TCPX stack)',
         platforms=(GCE,), **_A3_GCE),
     # seed 001: CX7 RoCE, 3.2 Tbps; nvidia-h200-141gb; node pool with 1 extra gVNIC network + 8 RDMA

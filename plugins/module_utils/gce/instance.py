@@ -131,13 +131,14 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
                         max_run_duration=None, request_valid_for_duration=None, reservation=None, restart_on_failure=True,
                         image=None, image_family=None, image_project=None, boot_disk_size_gb=None, boot_disk_type=None,
                         metadata=None, service_account_email='default', scopes=None, labels=None, tags=None,
-                        placement_policy=None, external_ip=True, group=None):
+                        placement_policy=None, external_ip=True, group=None, accept_disputed_provisioning_model=False):
     """Check every input against the catalog and return the InstanceSpec; raise InputError first.
 
     ``group``: the VMs' group (their network prefix), labelled so that teardown finds every VM of it."""
     try:
         family = families.get_family(machine_type, field='machine_type')
-        model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model')
+        model = compute.check_provisioning_model(family, provisioning_model, field='provisioning_model',
+                                                 accept_disputed=accept_disputed_provisioning_model)
         compute.check_boot_disk_type(family.machine_type, boot_disk_type)
     except ValueError as exc:
         raise InputError(str(exc)) from None
@@ -415,6 +416,7 @@ ARGUMENT_SPEC = {
         'network': {'type': 'str', 'required': True}, 'subnetwork': {'type': 'str', 'required': True}}},
     'external_ip': {'type': 'bool', 'default': True},
     'provisioning_model': {'type': 'str', 'default': 'standard', 'choices': ['standard', 'spot', 'flex_start', 'reservation_bound']},
+    'accept_disputed_provisioning_model': {'type': 'bool', 'default': False},
     'termination_action': {'type': 'str', 'choices': ['STOP', 'DELETE']},
     'max_run_duration': {'type': 'str'},
     'request_valid_for_duration': {'type': 'str'},
@@ -474,7 +476,8 @@ def build_from_params(params, project):
         image_project=params['image_project'], boot_disk_size_gb=params['boot_disk_size_gb'],
         boot_disk_type=params['boot_disk_type'], metadata=params['metadata'], service_account_email=params['service_account_email'],
         scopes=params['service_account_scopes'], labels=params['labels'], tags=params['tags'],
-        placement_policy=params['placement_policy'], external_ip=params['external_ip'], group=params['network_prefix'])
+        placement_policy=params['placement_policy'], external_ip=params['external_ip'], group=params['network_prefix'],
+        accept_disputed_provisioning_model=params['accept_disputed_provisioning_model'])
     return names, spec
 
 

@@ -240,7 +240,7 @@ def evaluate(results, machine_type=None, thresholds=None, technology=None, requi
         'summary': '%s%s -- %s' % (SYNTHETIC_PREFIX if results.get('synthetic') else '', summary, '; '.join(detail)),
         'reasons': reasons, 'checks': checks, 'collectives': verdicts,
         'machine_type': machine_type, 'technology': technology, 'expected_networks': list(expected),
-        'thresholds': limits, 'regressions': regressions,
+        'require_network_evidence': bool(require_network_evidence), 'thresholds': limits, 'regressions': regressions,
     }
 
 

@@ -69,7 +69,7 @@ def test_gce_mode_builds_the_seed_command_and_runs_nothing_in_check_mode():
     assert result['skipped'] and result['changed'] is False
     assert result['command'][:5] == ['docker', 'exec', 'nccl', 'bash', '-c']
     assert result['command'][5].splitlines() == [
-        'set -e', '/scripts/init_ssh.sh vm-1 vm-2', '/scripts/gen_hostfiles.sh vm-1 vm-2',
+        'set -e', 'export NCCL_DEBUG=INFO', 'export NCCL_DEBUG_SUBSYS=INIT,NET', '/scripts/init_ssh.sh vm-1 vm-2', '/scripts/gen_hostfiles.sh vm-1 vm-2',
         '/scripts/run-nccl-tcpxo.sh all_gather_perf "${LD_LIBRARY_PATH}" 8 eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8 1M 512M 3 2 10 8 2 10']
     tcpx = run({'mode': 'gce', 'machine_type': 'a3-highgpu-8g', 'hosts': ['vm-1', 'vm-2']}, check_mode=True)
     assert tcpx['command'][:3] == ['docker', 'exec', 'nccl']   # the name nccl_container gives the seed's unnamed TCPX container
@@ -105,6 +105,27 @@ def test_local_mode_runs_the_standin_with_its_arguments(tmp_path):
     assert result['verdict']['passed'], result['verdict']['summary']
     assert result['parsed']['collectives'][0]['network'] == 'FasTrak'
     assert 'log_path' not in result
+
+
+def run_quiet_output(tmp_path):
+    """What the stand-in prints at NCCL_DEBUG=WARN (no NCCL INFO lines), as a saved log."""
+    import subprocess
+    return subprocess.run([BINARY], env=dict(os.environ, NCCL_DEBUG='WARN'), capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+
+
+def test_own_runs_log_the_network_and_require_it_a_saved_log_does_not(tmp_path):
+    """Issue 24 item 7: the module's own runs add NCCL_DEBUG=INFO, so NCCL names its network, and fail without that line;
+    a run the user quietens (NCCL_DEBUG=WARN) fails for want of it; a saved log is judged on bandwidth, network not judged."""
+    own = run(local(machine_type='a3-megagpu-8g', preflight=False))
+    assert own['verdict']['passed'] and own['verdict']['require_network_evidence'], own['verdict']['summary']
+    assert own['parsed']['collectives'][0]['network'] == 'FasTrak'
+    quiet = run(local(machine_type='a3-megagpu-8g', preflight=False, env={'NCCL_DEBUG': 'WARN'}))
+    assert not quiet['verdict']['passed'] and 'the log holds no NCCL network line' in quiet['verdict']['summary']
+    saved = tmp_path / 'saved.log'
+    saved.write_text(quiet['parsed']['collectives'][0]['name'] and run_quiet_output(tmp_path))
+    parsed = run({'mode': 'parse', 'path': str(saved), 'machine_type': 'a3-megagpu-8g'})
+    assert parsed['verdict']['passed'] and not parsed['verdict']['require_network_evidence']
+    assert 'network not judged' in parsed['verdict']['summary']
 
 
 def test_local_mode_preflight_reads_nvidia_smi():

@@ -98,9 +98,9 @@ options:
   provisioning_model:
     description:
       - V(standard), V(spot), V(flex_start) (Dynamic Workload Scheduler) or V(reservation_bound).
-      - V(reservation_bound) on C(a3-edgegpu-8g) is disputed (Google's current page on reservation-bound instances lists
+      - "V(reservation_bound) on C(a3-edgegpu-8g) is disputed (Google's current page on reservation-bound instances lists
         A3 Edge, the older Compute Engine manual says it is not supported): refused unless
-        O(accept_disputed_provisioning_model=true).
+        O(accept_disputed_provisioning_model=true)."
     type: str
     choices: [standard, spot, flex_start, reservation_bound]
     default: standard

@@ -67,9 +67,9 @@ options:
   require_network_evidence:
     description:
       - Fail when the output holds no NCCL network line (run with C(NCCL_DEBUG=INFO)) instead of skipping the GPUDirect check.
-      - Unset, it is V(true) for the runs the module makes (O(mode=gce) and O(mode=local), which add C(NCCL_DEBUG=INFO) and
+      - "Unset, it is V(true) for the runs the module makes (O(mode=gce) and O(mode=local), which add C(NCCL_DEBUG=INFO) and
         C(NCCL_DEBUG_SUBSYS=INIT,NET) to the environment unless O(env) sets them) and V(false) for O(mode=parse): a saved log
-        without NCCL's INFO lines is judged on bandwidth, and the verdict says the network was not judged.
+        without NCCL's INFO lines is judged on bandwidth, and the verdict says the network was not judged."
     type: bool
   fail_on_verdict:
     description: Fail the task when the verdict is FAIL (the results are returned either way).

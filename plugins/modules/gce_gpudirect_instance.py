@@ -339,8 +339,8 @@ import time
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups as gce_lookups
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
@@ -412,7 +412,7 @@ class GroupRunner:
         def insert(name):
             self.compute.run('POST', 'zones/%s/instances' % zone, "create instance '%s' in %s" % (name, zone), body=self.spec.body(name, zone),
                              timeout=self.timeout)
-        for name, _result, error in gcp_client.map_concurrently(insert, names, max_workers=16):
+        for name, _result, error in map_concurrently(insert, names, max_workers=16):
             if error is None:
                 made.append(name)
             else:
@@ -481,7 +481,7 @@ class GroupRunner:
 
     def each(self, function, items, key):
         """Run function on every item concurrently; record failures by name instead of stopping the others."""
-        for item, _result, error in gcp_client.map_concurrently(function, items, max_workers=16):
+        for item, _result, error in map_concurrently(function, items, max_workers=16):
             if error is not None:
                 self.fail(key(item), error)
 

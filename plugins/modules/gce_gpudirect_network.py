@@ -228,8 +228,8 @@ actions:
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
@@ -246,7 +246,7 @@ def read_current(compute, plan):
         return list(compute.list(path, action='list %ss' % kind, params=name_filter))
 
     collections = (('network', 'global/networks'), ('subnetwork', 'regions/%s/subnetworks' % plan.region), ('firewall', 'global/firewalls'))
-    outcomes = gcp_client.map_concurrently(read, collections)
+    outcomes = map_concurrently(read, collections)
     for _item, _items, error in outcomes:
         if error is not None:   # the first in the order above, as when they were read one after another
             raise error
@@ -302,11 +302,11 @@ class FabricRunner:
 
     def ensure_chain(self, chain):
         self.ensure(chain.network)
-        raise_first(gcp_client.map_concurrently(self.ensure, chain.subnets + chain.firewalls))
+        raise_first(map_concurrently(self.ensure, chain.subnets + chain.firewalls))
 
     def apply(self):
         # Every chain at once: the critical path is then one network and one subnet or rule operation.
-        raise_first(gcp_client.map_concurrently(self.ensure_chain, self.plan.chains, max_workers=len(self.plan.chains)))
+        raise_first(map_concurrently(self.ensure_chain, self.plan.chains, max_workers=len(self.plan.chains)))
 
     def network_results(self):
         return [{
@@ -349,8 +349,8 @@ def remove(compute, plan, current, timeout, check_mode):
     def delete(resource):
         compute.delete(resource.resource_path, 'delete %s' % resource.describe(), timeout=timeout)
 
-    raise_first(gcp_client.map_concurrently(delete, [r for r in present if r.kind != 'network']))
-    raise_first(gcp_client.map_concurrently(delete, [r for r in present if r.kind == 'network']))
+    raise_first(map_concurrently(delete, [r for r in present if r.kind != 'network']))
+    raise_first(map_concurrently(delete, [r for r in present if r.kind == 'network']))
     return actions
 
 

@@ -205,7 +205,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import insta
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import FIELD, InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster

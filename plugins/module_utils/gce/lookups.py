@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
@@ -103,7 +103,7 @@ class ConcurrentReads:
 
     def __init__(self, compute, expect):
         self.compute = compute
-        outcomes = gcp_client.map_concurrently(self._fetch, expect, max_workers=len(expect))
+        outcomes = map_concurrently(self._fetch, expect, max_workers=len(expect))
         self.answers = {read: (result, error) for read, result, error in outcomes}
 
     def _fetch(self, read):

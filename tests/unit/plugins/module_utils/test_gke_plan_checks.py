@@ -6,7 +6,7 @@ import re
 import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families, gke
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, busy_operation
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError, busy_operation
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool

@@ -342,6 +342,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import looku
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import instance_path, instances_path, resource_policies_path, resource_policy_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 
@@ -410,7 +411,7 @@ class GroupRunner:
             return made, refused
 
         def insert(name):
-            self.compute.run('POST', 'zones/%s/instances' % zone, "create instance '%s' in %s" % (name, zone), body=self.spec.body(name, zone),
+            self.compute.run('POST', instances_path(zone), "create instance '%s' in %s" % (name, zone), body=self.spec.body(name, zone),
                              timeout=self.timeout)
         for name, _result, error in map_concurrently(insert, names, max_workers=16):
             if error is None:
@@ -421,7 +422,7 @@ class GroupRunner:
 
     def run_on(self, instance, verb):
         zone = links.resource_name(instance['zone'])
-        path = 'zones/%s/instances/%s' % (zone, instance['name'])
+        path = instance_path(zone, instance['name'])
         started = time.monotonic()
         if verb == 'delete':
             self.compute.delete(path, "delete instance '%s'" % instance['name'], timeout=self.timeout)
@@ -432,7 +433,7 @@ class GroupRunner:
 
     def update(self, instance, fields, body):
         zone = links.resource_name(instance['zone'])
-        path = 'zones/%s/instances/%s' % (zone, instance['name'])
+        path = instance_path(zone, instance['name'])
         for field in fields:
             value = gce_instance.managed_value(field, body.get(field), instance.get(field), field in self.exclusive)
             if field == 'labels':
@@ -491,14 +492,14 @@ def ensure_placement_policy(compute, params, check_mode, actions):
     if not name:
         return
     region = links.region_of(params['zone'])
-    path = 'regions/%s/resourcePolicies/%s' % (region, name)
+    path = resource_policy_path(region, name)
     if compute.get(path, "get resource policy '%s'" % name) is not None:
         return
     if not params['create_placement_policy']:
         raise InputError("placement_policy: '%s' does not exist in %s; create it or set create_placement_policy: true" % (name, region))
     actions.append("create compact placement policy '%s' in %s" % (name, region))
     if not check_mode:
-        compute.run('POST', 'regions/%s/resourcePolicies' % region, "create resource policy '%s'" % name,
+        compute.run('POST', resource_policies_path(region), "create resource policy '%s'" % name,
                     body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
 
 

@@ -231,6 +231,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import netwo
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import firewalls_path, networks_path, project_path, subnetworks_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
 ARGUMENT_SPEC = gce_network.ARGUMENT_SPEC
@@ -245,7 +246,7 @@ def read_current(compute, plan):
         kind, path = kind_path
         return list(compute.list(path, action='list %ss' % kind, params=name_filter))
 
-    collections = (('network', 'global/networks'), ('subnetwork', 'regions/%s/subnetworks' % plan.region), ('firewall', 'global/firewalls'))
+    collections = (('network', networks_path()), ('subnetwork', subnetworks_path(plan.region)), ('firewall', firewalls_path()))
     outcomes = map_concurrently(read, collections)
     for _item, _items, error in outcomes:
         if error is not None:   # the first in the order above, as when they were read one after another
@@ -361,7 +362,7 @@ def check_network_quota(module, plan, actions):
     new_networks = [resource.name for resource in plan.resources if resource.kind == 'network' and actions.get(resource.name, (None,))[0] == 'create']
     if not new_networks:
         return
-    project = module.compute.get('projects/%s' % module.compute.project, 'get project %s' % module.compute.project) or {}
+    project = module.compute.get(project_path(module.compute.project), 'get project %s' % module.compute.project) or {}
     quota = next((item for item in project.get('quotas', []) if item.get('metric') == 'NETWORKS'), None)
     if quota is None:
         return

@@ -202,6 +202,7 @@ managed:
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError, GcpTimeout
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, cluster_target, clusters_path, server_config_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
@@ -245,7 +246,7 @@ def main():
     progress = common.Progress()
     result = {'actions': [], 'progress': progress.lines, 'operations': progress.lines}
     location, name = params['location'], params['cluster']
-    path = common.cluster_path(location, name)
+    path = cluster_path(location, name)
     container = module.container
     sleep = container.transport.sleep
     try:
@@ -266,15 +267,15 @@ def main():
 
         server_config = None
         if not params['version']:
-            server_config = container.get('%s/serverConfig' % location, action='read the GKE versions of %s' % location)
+            server_config = container.get(server_config_path(location), action='read the GKE versions of %s' % location)
         plan = gke_cluster.plan_from_params(params, server_config)
         result['plan'] = plan.summary()
         after = gke_cluster.planned_view(plan, current)
         if current is None:
             result['actions'].append('create cluster %s (%s)' % (name, plan.version))
             if not module.check_mode:
-                container.run('POST', '%s/clusters' % location, 'create cluster %s' % name, body={'cluster': plan.body},
-                              timeout=params['timeout'], progress=progress, target='clusters/%s' % name)
+                container.run('POST', clusters_path(location), 'create cluster %s' % name, body={'cluster': plan.body},
+                              timeout=params['timeout'], progress=progress, target=cluster_target(name))
         else:
             if not module.check_mode:
                 current = wait_running(container, path, params['timeout'], sleep)

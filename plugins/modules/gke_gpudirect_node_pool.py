@@ -312,6 +312,7 @@ operations:
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, node_pool_path, node_pool_target, node_pools_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
@@ -332,8 +333,8 @@ class PoolRunner:
         self.params = params
         self.progress = progress
         self.location, self.cluster, self.name = params['location'], params['cluster'], params['name']
-        self.path = common.node_pool_path(self.location, self.cluster, self.name)
-        self.target = 'clusters/%s/nodePools/%s' % (self.cluster, self.name)
+        self.path = node_pool_path(self.location, self.cluster, self.name)
+        self.target = node_pool_target(self.cluster, self.name)
 
     @staticmethod
     def capacity_named(action, call):
@@ -351,7 +352,7 @@ class PoolRunner:
                                                                       progress=self.progress, target=target, wait=wait))
 
     def create(self, body, wait=True):
-        self.run('POST', '%s/clusters/%s/nodePools' % (self.location, self.cluster), 'create node pool %s' % self.name,
+        self.run('POST', node_pools_path(self.location, self.cluster), 'create node pool %s' % self.name,
                  body={'nodePool': body}, target=self.target, wait=wait)
 
     def settle(self, current):
@@ -408,8 +409,8 @@ def main():
             module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': None if current is not None else before},
                              **result)
 
-        cluster_path = common.cluster_path(params['location'], params['cluster'])
-        current_cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
+        cluster_at = cluster_path(params['location'], params['cluster'])
+        current_cluster = container.get(cluster_at, action='read cluster %s' % params['cluster'])
         if current_cluster is None and module.check_mode:
             module.warn('cluster %s does not exist yet (check mode of a first run?): the pool is planned as for the cluster '
                         'gke_gpudirect_cluster would create; its checks against the cluster run when it exists' % params['cluster'])
@@ -451,7 +452,7 @@ def main():
                                      '(state: absent) to create it elsewhere' % head, node_pool=current, **result)
             after = gke_node_pool.view(current)
             if params['read_nodes']:
-                cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
+                cluster = container.get(cluster_at, action='read cluster %s' % params['cluster'])
                 expected = None
                 if not current.get('autoscaling', {}).get('enabled'):
                     size = gke_node_pool.current_size(module.compute, current)

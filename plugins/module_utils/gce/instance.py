@@ -18,6 +18,8 @@ import re
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import (
+    disk_type_path, image_family_path, machine_type_path, network_path, resource_policy_path, subnetwork_path)
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import vm
 
@@ -118,12 +120,12 @@ class InstanceSpec:
         zone = zone or self.zone
         body = copy.deepcopy(self.template)
         body['name'] = name
-        body['machineType'] = 'zones/%s/machineTypes/%s' % (zone, self.family.machine_type)
+        body['machineType'] = machine_type_path(zone, self.family.machine_type)
         # Disk types are zonal too: a VM that falls back to another zone names that zone's disk type.
         for disk in body.get('disks', []):
             params = disk.get('initializeParams') or {}
             if params.get('diskType'):
-                params['diskType'] = 'zones/%s/diskTypes/%s' % (zone, links.resource_name(params['diskType']))
+                params['diskType'] = disk_type_path(zone, links.resource_name(params['diskType']))
         return body
 
 
@@ -189,12 +191,12 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     if image:
         source = image
     else:
-        source = 'projects/%s/global/images/family/%s' % (image_project or family.image_project, image_family or family.image_family)
+        source = image_family_path(image_project or family.image_project, image_family or family.image_family)
     disk = {'autoDelete': True, 'boot': True, 'mode': 'READ_WRITE', 'type': 'PERSISTENT', 'initializeParams': {'sourceImage': source}}
     if boot_disk_size_gb is not None:
         disk['initializeParams']['diskSizeGb'] = str(boot_disk_size_gb)
     if boot_disk_type:
-        disk['initializeParams']['diskType'] = 'zones/%s/diskTypes/%s' % (zone, boot_disk_type)
+        disk['initializeParams']['diskType'] = disk_type_path(zone, boot_disk_type)
     body['disks'] = [disk]
 
     for key, value in (metadata or {}).items():
@@ -226,12 +228,12 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     if tags:
         body['tags'] = {'items': sorted(tags)}
     if placement_policy:
-        body['resourcePolicies'] = ['regions/%s/resourcePolicies/%s' % (links.region_of(zone), placement_policy)]
+        body['resourcePolicies'] = [resource_policy_path(links.region_of(zone), placement_policy)]
 
     nics = []
     for index, (network, subnetwork) in enumerate(interfaces):
-        nic = {'network': network if '/' in network else 'global/networks/%s' % network,
-               'subnetwork': subnetwork if '/' in subnetwork else 'regions/%s/subnetworks/%s' % (links.region_of(zone), subnetwork),
+        nic = {'network': network if '/' in network else network_path(network),
+               'subnetwork': subnetwork if '/' in subnetwork else subnetwork_path(links.region_of(zone), subnetwork),
                'nicType': families.GVNIC}
         if index == 0 and external_ip:
             nic['accessConfigs'] = [{'name': 'external-nat', 'type': 'ONE_TO_ONE_NAT'}]

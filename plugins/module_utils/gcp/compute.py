@@ -10,6 +10,93 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links import
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import COMPUTE_DEFAULT_ENDPOINT, ApiClient, RetryPolicy
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import until
 
+# Every Compute path of the collection is built by one of these, and only here. A path is relative to projects/PROJECT/
+# (ComputeClient.url), which is also how a request body refers to a resource of its own project; one that starts with
+# projects/ names another project.
+
+
+def project_path(project):
+    return 'projects/%s' % project
+
+
+def region_path(region):
+    return 'regions/%s' % region
+
+
+def machine_type_path(zone, machine_type):
+    return 'zones/%s/machineTypes/%s' % (zone, machine_type)
+
+
+def disk_type_path(zone, disk_type):
+    return 'zones/%s/diskTypes/%s' % (zone, disk_type)
+
+
+def image_family_path(project, family):
+    return 'projects/%s/global/images/family/%s' % (project, family)
+
+
+def reservation_path(zone, name):
+    return 'zones/%s/reservations/%s' % (zone, name)
+
+
+def networks_path():
+    return 'global/networks'
+
+
+def network_path(name, project=None):
+    """A network of this project, or with ``project`` the full form that request bodies of other resources carry."""
+    return '%s%s/%s' % ('projects/%s/' % project if project else '', networks_path(), name)
+
+
+def network_profile_path(profile):
+    return 'global/networkProfiles/%s' % profile
+
+
+def subnetworks_path(region):
+    return 'regions/%s/subnetworks' % region
+
+
+def subnetwork_path(region, name):
+    return '%s/%s' % (subnetworks_path(region), name)
+
+
+def firewalls_path():
+    return 'global/firewalls'
+
+
+def resource_policies_path(region):
+    return 'regions/%s/resourcePolicies' % region
+
+
+def resource_policy_path(region, name):
+    return '%s/%s' % (resource_policies_path(region), name)
+
+
+def instances_path(zone):
+    return 'zones/%s/instances' % zone
+
+
+def instance_path(zone, name):
+    return '%s/%s' % (instances_path(zone), name)
+
+
+def zone_operations_path(zone):
+    return 'zones/%s/operations' % zone
+
+
+def operation_path(operation):
+    """The path of an operation, from its zone, region or neither (global)."""
+    if operation.get('zone'):
+        return '%s/%s' % (zone_operations_path(resource_name(operation['zone'])), operation['name'])
+    if operation.get('region'):
+        return 'regions/%s/operations/%s' % (resource_name(operation['region']), operation['name'])
+    return 'global/operations/%s' % operation['name']
+
+
+def aggregated_path(collection):
+    return 'aggregated/%s' % collection
+
+
 # At most this many names in one list filter (about 20 characters each in the URL).
 NAME_FILTER_LIMIT = 200
 
@@ -44,7 +131,7 @@ class ComputeClient(ApiClient):
         inventory's cache, or read ``unreachables``)."""
         params = dict(params or {})
         params.setdefault('returnPartialSuccess', 'true')
-        return self.pages('aggregated/%s' % collection, action or 'list %s in every scope' % collection, params)
+        return self.pages(aggregated_path(collection), action or 'list %s in every scope' % collection, params)
 
     def aggregated_list(self, collection, action=None, params=None):
         """(scope, item) pairs of an aggregatedList call, e.g. ('zones/us-central1-a', instance)."""
@@ -53,16 +140,9 @@ class ComputeClient(ApiClient):
                 for item in scoped.get(collection, []) or []:
                     yield scope, item
 
-    def operation_path(self, operation):
-        if operation.get('zone'):
-            return 'zones/%s/operations/%s' % (resource_name(operation['zone']), operation['name'])
-        if operation.get('region'):
-            return 'regions/%s/operations/%s' % (resource_name(operation['region']), operation['name'])
-        return 'global/operations/%s' % operation['name']
-
     def wait(self, operation, action, timeout=600.0, progress=None):
         """Block until the operation is DONE, using the API's own wait method; raise its error if any."""
-        return await_with_wait_method(self.transport, self.url(self.operation_path(operation) + '/wait'), operation, action, timeout,
+        return await_with_wait_method(self.transport, self.url(operation_path(operation) + '/wait'), operation, action, timeout,
                                       progress)
 
     def run(self, method, path, action, body=None, params=None, timeout=600.0):
@@ -78,11 +158,11 @@ class ComputeClient(ApiClient):
         names = list(body['perInstanceProperties'])
         action = 'create %d instances in %s (bulkInsert)' % (len(names), zone)
         try:
-            operation = self.run('POST', 'zones/%s/instances/bulkInsert' % zone, action, body=body, timeout=timeout)
+            operation = self.run('POST', instances_path(zone) + '/bulkInsert', action, body=body, timeout=timeout)
         except GcpError as exc:
             return [], {name: exc for name in names}
         query = {'filter': 'operationGroupId = "%s"' % operation.get('operationGroupId')}
-        group = self.list('zones/%s/operations' % zone, 'list operations of %s' % action, params=query)
+        group = self.list(zone_operations_path(zone), 'list operations of %s' % action, params=query)
         inserts = {resource_name(item.get('targetLink')): item for item in group if item.get('operationType') == 'insert'}
         created, failed = [], {}
         made = sum(1 for insert in inserts.values() if not insert.get('error'))

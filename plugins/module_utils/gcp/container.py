@@ -12,6 +12,47 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.operations i
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import CONTAINER_DEFAULT_ENDPOINT, ApiClient, join
 
 
+# Every Container path of the collection is built by one of these, and only here: relative to
+# projects/PROJECT/locations/ (ContainerClient.url). A target is a resource's path within its location, which is how
+# an operation's targetLink ends.
+
+
+def cluster_target(cluster):
+    return 'clusters/%s' % cluster
+
+
+def node_pool_target(cluster, pool):
+    return '%s/nodePools/%s' % (cluster_target(cluster), pool)
+
+
+def clusters_path(location):
+    return '%s/clusters' % location
+
+
+def cluster_path(location, cluster):
+    return '%s/%s' % (location, cluster_target(cluster))
+
+
+def node_pools_path(location, cluster):
+    return '%s/nodePools' % cluster_path(location, cluster)
+
+
+def node_pool_path(location, cluster, pool):
+    return '%s/%s' % (location, node_pool_target(cluster, pool))
+
+
+def server_config_path(location):
+    return '%s/serverConfig' % location
+
+
+def operations_path(location):
+    return '%s/operations' % location
+
+
+def operation_path(location, name):
+    return '%s/%s' % (operations_path(location), name)
+
+
 class ContainerClient(ApiClient):
     """Container (GKE) v1. Paths are relative to ``projects/PROJECT/locations/``.
 
@@ -51,13 +92,13 @@ class ContainerClient(ApiClient):
     def newest_operation(self, location, target, action, running=False):
         """The newest operation of ``location`` on ``target`` (``clusters/C`` or ``clusters/C/nodePools/P``), only
         among those not DONE with ``running``, or None."""
-        mine = [operation for operation in self.list('%s/operations' % location, 'operations', action)
+        mine = [operation for operation in self.list(operations_path(location), 'operations', action)
                 if (operation.get('targetLink') or '').endswith('/' + target) and not (running and operation.get('status') == 'DONE')]
         return max(mine, key=lambda operation: operation.get('startTime', ''), default=None)
 
     def wait(self, operation, action, timeout=1800.0, progress=None, poll=None):
         """Poll the operation (``poll``: ProportionalPoll by default) until DONE; raise its error if any."""
-        return await_polled(self.transport, self.url('%s/operations/%s' % (_location_of(operation), operation['name'])), operation,
+        return await_polled(self.transport, self.url(operation_path(_location_of(operation), operation['name'])), operation,
                             action, timeout, progress, poll)
 
     def run(self, method, path, action, body=None, timeout=1800.0, progress=None, poll=None, target=None, wait=True):

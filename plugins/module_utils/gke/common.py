@@ -35,14 +35,6 @@ def gke_family(machine_type, field='machine_type'):
     return family
 
 
-def cluster_path(location, cluster):
-    return '%s/clusters/%s' % (location, cluster)
-
-
-def node_pool_path(location, cluster, pool):
-    return '%s/clusters/%s/nodePools/%s' % (location, cluster, pool)
-
-
 def dig(resource, dotted, default=None):
     """``dig(cluster, 'networkConfig.datapathProvider')``: a nested field, or ``default``."""
     value = resource

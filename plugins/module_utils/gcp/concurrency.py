@@ -28,3 +28,14 @@ def map_concurrently(function, items, max_workers=8):
             except GcpError as exc:
                 results[index] = (items[index], None, exc)
     return [results[index] for index in range(len(items))]
+
+
+def raise_first(outcomes):
+    """Raise the error of map_concurrently's outcomes, after every item has finished: the one error, or one GcpError
+    that joins several (the first one's status and reason, every one's codes)."""
+    errors = [error for _item, _result, error in outcomes if error is not None]
+    if len(errors) > 1:
+        raise GcpError(None, '; '.join(str(error) for error in errors), status=errors[0].status, reason=errors[0].reason,
+                       codes=[code for error in errors for code in error.codes])
+    if errors:
+        raise errors[0]

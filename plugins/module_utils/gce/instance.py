@@ -492,12 +492,15 @@ class VmPlan:
     """The steps for one VM, in order, and the status the call waits for afterwards (None: no wait).
 
     steps: any of create, recreate, update, start, stop, delete, wait; [] leaves the VM as it is. refused names
-    the fields that only a new VM can change when recreate is off."""
+    the fields that only a new VM can change when recreate is off. in_place: the fields an update sets; fixed: the
+    fields a recreate is for."""
 
-    def __init__(self, steps=(), wait_for=None, refused=()):
+    def __init__(self, steps=(), wait_for=None, refused=(), in_place=(), fixed=()):
         self.steps = list(steps)
         self.wait_for = wait_for
         self.refused = list(refused)
+        self.in_place = list(in_place)
+        self.fixed = list(fixed)
 
     def __eq__(self, other):
         return (self.steps, self.wait_for, self.refused) == (other.steps, other.wait_for, other.refused)
@@ -507,7 +510,15 @@ class VmPlan:
 
 
 def plan_vm(status, state, in_place=(), fixed=(), recreate=False):
-    """The plan of one VM: status is its current status (None when it does not exist), state the module's state.
+    """The plan of one VM: status is its current status (None when it does not exist), state the module's state;
+    in_place and fixed (differences) go with it for the steps that use them."""
+    plan = _vm_steps(status, state, in_place, fixed, recreate)
+    plan.in_place, plan.fixed = list(in_place), list(fixed)
+    return plan
+
+
+def _vm_steps(status, state, in_place, fixed, recreate):
+    """The steps of plan_vm.
 
     Only started and stopped change a VM's power state; present leaves a stopped VM stopped and waits for a VM
     that is still starting (a rerun during PROVISIONING waits instead of reporting nothing to do)."""

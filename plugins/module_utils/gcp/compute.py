@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Compute Engine v1."""
+"""Compute Engine v1: the paths of its resources, and the client that calls it (pagination, aggregated lists,
+operations awaited with the API's wait method, bulkInsert read back VM by VM, VMs awaited to a status)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Container (GKE) v1."""
+"""Container (GKE) v1: the paths of its resources, and the client that calls it (a create that meets its own lost
+first attempt, one operation at a time per cluster, operations polled)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import time
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError, GcpTimeout, busy_operation
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.operations import await_polled
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import CONTAINER_DEFAULT_ENDPOINT, ApiClient, join
-
 
 # Every Container path of the collection is built by one of these, and only here: relative to
 # projects/PROJECT/locations/ (ContainerClient.url). A target is a resource's path within its location, which is how

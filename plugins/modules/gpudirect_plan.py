@@ -232,11 +232,11 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import insta
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import FIELD, InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, node_pool_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common as gke_common
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render as k8s_render
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import command as nccl_command
@@ -568,7 +568,7 @@ def read_gke(container, compute, stages, problems):
             problems.add('cluster', 'location: %s is not a Kubernetes Engine location (%s); give a zone or region such as us-central1-a'
                          % (location, exc.message.rstrip('.')))
         if cluster_plan is not None:
-            path = gke_common.cluster_path(location, cluster_params['cluster'])
+            path = cluster_path(location, cluster_params['cluster'])
             current_cluster = container.get(path, action='read cluster %s' % cluster_params['cluster'])
             if current_cluster is not None:
                 _updates, refusals = gke_cluster.changes(cluster_plan, current_cluster)
@@ -596,7 +596,7 @@ def read_gke(container, compute, stages, problems):
         check_pool_reservation(compute, pool_params, pool_plan, zones, problems)
     current_pool = None
     if current_cluster is not None:
-        path = gke_common.node_pool_path(pool_params['location'], pool_params['cluster'], pool_params['name'])
+        path = node_pool_path(pool_params['location'], pool_params['cluster'], pool_params['name'])
         current_pool = container.get(path, action='read node pool %s' % pool_params['name'])
         if current_pool is not None and not pool_params['recreate']:
             _calls, immutable = gke_node_pool.changes(pool_plan, current_pool)

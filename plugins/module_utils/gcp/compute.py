@@ -36,8 +36,9 @@ def image_family_path(project, family):
     return 'projects/%s/global/images/family/%s' % (project, family)
 
 
-def reservation_path(zone, name):
-    return 'zones/%s/reservations/%s' % (zone, name)
+def reservation_path(zone, name, project=None):
+    """A reservation of this project, or with ``project`` one another project shares."""
+    return '%szones/%s/reservations/%s' % ('projects/%s/' % project if project else '', zone, name)
 
 
 def networks_path():

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied, readiness, render, workload
 
 
@@ -19,6 +20,16 @@ def _filter(function):
             raise AnsibleFilterError('%s: %s' % (function.__name__, exc)) from None
     run.__name__ = function.__name__
     return run
+
+
+def gke_family_defaults(machine_type):
+    """What the GKE playbooks derive from the machine type (catalog/gke.py's GKE_FAMILY_DEFAULTS)."""
+    return gke_catalog.gke_family_defaults(machine_type)
+
+
+def gke_technology(machine_type, technology=None):
+    """The GPUDirect technology of a GKE machine type (catalog/gke.py), or the deprecated ``technology`` without one."""
+    return gke_catalog.gke_technology(machine_type, technology or None)
 
 
 def gke_gpudirect_objects(technology, network_prefix=None, networks=None, node_pool=None, plugin_image=None):
@@ -88,7 +99,7 @@ class FilterModule:
     """aiinfra.gpudirect GKE / Kubernetes filters."""
 
     def filters(self):
-        functions = (gke_gpudirect_objects, gke_rdma_objects, gke_rdma_compute_class, gke_rdma_network_objects, gke_nccl_test,
-                     gke_gpu_node_selector, gke_gpudirect_workload, gke_rdma_workload, k8s_verdict, k8s_nodes_without_ready_pod,
-                     k8s_to_apply, k8s_managed_by)
+        functions = (gke_family_defaults, gke_technology, gke_gpudirect_objects, gke_rdma_objects, gke_rdma_compute_class,
+                     gke_rdma_network_objects, gke_nccl_test, gke_gpu_node_selector, gke_gpudirect_workload, gke_rdma_workload,
+                     k8s_verdict, k8s_nodes_without_ready_pod, k8s_to_apply, k8s_managed_by)
         return {f.__name__: _filter(f) for f in functions}

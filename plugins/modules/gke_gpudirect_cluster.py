@@ -37,8 +37,10 @@ options:
   cluster:
     description:
       - Name of the cluster.
+      - The alias C(name) is the role variable C(gke_cluster_name) of the P(aiinfra.gpudirect.gke_cluster#role) role.
     type: str
     required: true
+    aliases: [name]
   location:
     description:
       - A zone (zonal cluster, as in seed 003's TCPXO tab) or a region (regional cluster).

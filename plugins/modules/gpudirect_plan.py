@@ -38,7 +38,8 @@ options:
     description:
       - The options of M(aiinfra.gpudirect.gce_gpudirect_network) as the playbook will pass them; null values are left unset.
       - Unset, and the role P(aiinfra.gpudirect.gce_network#role) in O(roles), they are the role's variables
-        (C(gce_network_OPTION) is option C(OPTION)).
+        (C(gce_network_OPTION) is option C(OPTION)); on GKE, those of P(aiinfra.gpudirect.gke_cluster#role)
+        (C(gke_cluster_OPTION)).
     type: dict
   instances:
     description:
@@ -62,27 +63,36 @@ options:
   cluster:
     description:
       - The options of M(aiinfra.gpudirect.gke_gpudirect_cluster) as the playbook will pass them; null values are left unset.
+      - Unset, and the role P(aiinfra.gpudirect.gke_cluster#role) in O(roles), they are the role's variables
+        (C(gke_cluster_OPTION) is option C(OPTION)).
     type: dict
   node_pool:
     description:
       - The options of M(aiinfra.gpudirect.gke_gpudirect_node_pool) as the playbook will pass them; null values are left unset.
         Its node zones and reservation are read only through Compute Engine (one read each).
+      - Unset, and the role P(aiinfra.gpudirect.gke_node_pool#role) in O(roles), they are the role's variables
+        (C(gke_node_pool_OPTION) is option C(OPTION)).
     type: dict
   roles:
     description:
       - "The collection's roles the playbook's later plays call, each with the variables the playbook gives it, for example
-        C([{role: gke_gpudirect, entry_points: [plan, apply, wait], vars: {gke_gpudirect_technology: TCPXO},
-        sources: {gke_gpudirect_technology: gpudirect_machine_type}}]). The module's action adds every variable of the task
+        C([{role: gke_gpudirect, entry_points: [plan, apply, wait], vars: {gke_gpudirect_machine_type: a3-megagpu-8g},
+        sources: {gke_gpudirect_machine_type: gpudirect_machine_type}}]). The module's action adds every variable of the task
         whose name starts with the role's name and C(_) (what the user set: extra vars, inventory, play vars), so that each
         is checked here with the role's own argument spec (C(meta/argument_specs.yml), the entry points named): a name the
         role does not have, a value of the wrong type or outside its choices, and a value that differs from the one the
         playbook gives the role (it would win over the playbook's and act on something else) are problems."
       - The objects of the Kubernetes roles (P(aiinfra.gpudirect.gke_gpudirect#role), P(aiinfra.gpudirect.gke_rdma#role)) are
         rendered as the role's first task renders them, so a value the role would refuse is reported here.
-      - "The variables of the Compute Engine roles are the options of the module their task calls, checked as O(network),
-        O(instances), O(host) and O(nccl) (when those are unset): role variable C(ROLE_OPTION) is option C(OPTION) (or an alias
-        of it, such as C(prefix) for the option C(network_prefix) of O(network)); null and an empty text are unset. Messages name the role
-        variable, or the playbook variable in O(roles[].sources) when the user did not set the role variable."
+      - "The variables of the roles whose tasks call a stage's module are that module's options, checked as O(network),
+        O(instances), O(host), O(nccl), O(cluster) and O(node_pool) (when those are unset), for the entry points named:
+        role variable C(ROLE_OPTION) is option C(OPTION) (or an alias of it, such as C(prefix) for the option
+        C(network_prefix) of O(network)); null and an empty text are unset. P(aiinfra.gpudirect.gce_network#role) is
+        O(network), P(aiinfra.gpudirect.gce_instances#role) O(instances), P(aiinfra.gpudirect.cos_host_prep#role) O(host),
+        P(aiinfra.gpudirect.nccl_test#role) O(nccl); P(aiinfra.gpudirect.gke_cluster#role) is O(network) (entry point
+        C(networks), when C(gke_cluster_network_prefix) is set) and O(cluster) (entry point C(cluster)), both with C(main);
+        P(aiinfra.gpudirect.gke_node_pool#role) is O(node_pool). Messages name the role variable, or the playbook variable
+        in O(roles[].sources) when the user did not set the role variable."
 
     type: list
     elements: dict
@@ -178,8 +188,8 @@ EXAMPLES = r"""
     roles:
       - role: gke_gpudirect
         entry_points: [plan, apply, wait]
-        vars: {gke_gpudirect_technology: TCPXO, gke_gpudirect_network_prefix: a3mega, gke_gpudirect_node_pool: a3mega-gpu}
-        sources: {gke_gpudirect_technology: gpudirect_machine_type, gke_gpudirect_node_pool: gpudirect_node_pool}
+        vars: {gke_gpudirect_machine_type: a3-megagpu-8g, gke_gpudirect_network_prefix: a3mega, gke_gpudirect_node_pool: a3mega-gpu}
+        sources: {gke_gpudirect_machine_type: gpudirect_machine_type, gke_gpudirect_node_pool: gpudirect_node_pool}
     variables:
       cluster: {cluster: gpudirect_cluster, version: gpudirect_gke_version}
       node_pool: {node_count: gpudirect_node_count, reservation: gpudirect_reservation}
@@ -227,6 +237,7 @@ from ansible.module_utils.errors import (ArgumentTypeError, ArgumentValueError, 
                                          RequiredError, RequiredOneOfError, SubParameterTypeError, UnsupportedError)
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import inputs as host_inputs
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
@@ -274,8 +285,19 @@ STAGES = {
 }
 # The playbooks' own names of the connection's options, which messages name.
 PLAYBOOK_VARIABLES = {'connection': {'project': 'gpudirect_project', 'unread_extra_vars': 'gpudirect_strict_vars'}}
-# The Compute Engine roles, each checked as the stage whose module its task calls (role_stages).
-ROLE_STAGES = {'gce_network': 'network', 'gce_instances': 'instances', 'cos_host_prep': 'host', 'nccl_test': 'nccl'}
+# The roles whose tasks call a stage's module: {role: {entry point: the stages it runs}}, each stage checked from the
+# role's variables (role_stages). gke_cluster's entry point networks starts the per-NIC networks, cluster makes the
+# cluster and main does both; its network stage runs only with a network prefix (its task's `when`).
+ROLE_STAGES = {
+    'gce_network': {'main': ('network',)},
+    'gce_instances': {'main': ('instances',)},
+    'cos_host_prep': {'main': ('host',)},
+    'nccl_test': {'main': ('nccl',)},
+    'gke_cluster': {'main': ('network', 'cluster'), 'networks': ('network',), 'cluster': ('cluster',)},
+    'gke_node_pool': {'main': ('node_pool',)},
+}
+# A stage whose role's task runs only when this option is set.
+STAGE_WHEN = {('gke_cluster', 'network'): 'network_prefix'}
 # The Kubernetes side of the GKE playbooks: the variables of the gke_gpudirect or gke_rdma role (without the prefix)
 # that decide what the role renders; the role's first task renders the same objects with the same functions.
 KUBERNETES_ROLES = ('gke_gpudirect', 'gke_rdma')
@@ -392,39 +414,48 @@ def unset_removed(value):
 
 
 def role_stages(roles, problems):
-    """{stage: options} of the Compute Engine roles (ROLE_STAGES) among ``roles`` ({role: (entry, its variables as the role
-    will see them)}): role variable ROLE_OPTION is the stage module's option OPTION (or an alias of one), as the role's task
-    passes it (tests/integration/test_playbook_inputs.py holds the roles' tasks to this). Messages name the variable, or the
-    playbook variable it came from when the user did not set it."""
+    """{stage: options} of the roles of ROLE_STAGES among ``roles`` ({role: (entry, its variables as the role will see
+    them)}), for the entry points the playbook calls: role variable ROLE_OPTION is the stage module's option OPTION (or an
+    alias of one), as the role's task passes it (tests/integration/test_playbook_inputs.py holds the roles' tasks to this).
+    Messages name the variable, or the playbook variable it came from when the user did not set it."""
     stages = {}
     for role, (entry, variables) in roles.items():
-        stage = ROLE_STAGES.get(role)
-        if stage is None:
-            continue
-        prefix = role + '_'
-        _owner, spec, rules = STAGES[stage]
-        if spec is None:   # the host stage: the role's own variables
-            spec = problems.specs[stage] = {name[len(prefix):]: option for name, option in entry['resolved']['argument_spec'].items()}
-        names = {alias: option for option, value in spec.items() for alias in [option] + list(value.get('aliases') or [])}
-        options, shown = {}, {}
-        for name, value in variables.items():
-            option = names.get(name[len(prefix):])
-            if option is None:
-                continue
-            source = entry['sources'].get(name)
-            shown[option] = source if source and name not in entry['resolved']['given'] else name
-            # null is unset, and so is '' (ansible-core 2.17 and 2.18 render a template's null as '')
-            if value is not None and not (value == '' and spec[option].get('type', 'str') != 'str'):
-                options[option] = value
-        # Of options the module takes one at a time, the role's task passes the first one set (names, else count).
-        for group in rules.get('mutually_exclusive') or []:
-            first = next((option for option in group if options.get(option) not in (None, [], {}, '')), None)
-            for option in group:
-                if option != first:
-                    options.pop(option, None)
-        stages[stage] = options
-        problems.variables[stage] = dict(problems.variables.get(stage) or {}, **shown)
+        points = ROLE_STAGES.get(role) or {}
+        for stage in dict.fromkeys(stage for point in entry['entry_points'] for stage in points.get(point, ())):
+            options = stage_options(role, stage, entry, variables, problems)
+            if options.get(STAGE_WHEN.get((role, stage)), True) not in (None, ''):
+                stages[stage] = options
     return stages
+
+
+def stage_options(role, stage, entry, variables, problems):
+    """The options of ``stage`` from the variables of ``role`` (see role_stages)."""
+    prefix = role + '_'
+    _owner, spec, rules = STAGES[stage]
+    module_spec = spec is not None
+    if spec is None:   # the host stage: the role's own variables
+        spec = problems.specs[stage] = {name[len(prefix):]: option for name, option in entry['resolved']['argument_spec'].items()}
+    names = {alias: option for option, value in spec.items() for alias in [option] + list(value.get('aliases') or [])}
+    options, shown = {}, {}
+    for name, value in variables.items():
+        option = names.get(name[len(prefix):])
+        if option is None:
+            continue
+        source = entry['sources'].get(name)
+        shown[option] = source if source and name not in entry['resolved']['given'] else name
+        # null is unset, and so is '' (ansible-core 2.17 and 2.18 render a template's null as ''; the roles pass an
+        # empty optional text as omit), but for a required text, where it is the problem to name
+        unset = value == '' and (spec[option].get('type', 'str') != 'str' or (module_spec and not spec[option].get('required')))
+        if value is not None and not unset:
+            options[option] = value
+    # Of options the module takes one at a time, the role's task passes the first one set (names, else count).
+    for group in rules.get('mutually_exclusive') or []:
+        first = next((option for option in group if options.get(option) not in (None, [], {}, '')), None)
+        for option in group:
+            if option != first:
+                options.pop(option, None)
+    problems.variables[stage] = dict(problems.variables.get(stage) or {}, **shown)
+    return options
 
 
 def plan_stages(stages, project, problems):
@@ -494,12 +525,15 @@ def validate_roles(roles, problems):
         # A value the playbook derived is named with the variable it came from (cos_host_prep_pull for nccl_test_pull).
         problems.variables[role] = {name: '%s (from %s)' % (name, entry['sources'][name])
                                     if name in entry['sources'] and name not in resolved['given'] else name for name in spec}
-        values = dict(entry['vars'], **resolved['given'])
+        # The playbook gives one set of variables to each entry point it calls (the same anchor); those of the role's
+        # other entry points are not this call's.
+        values = dict({name: value for name, value in entry['vars'].items() if name in spec}, **resolved['given'])
         found = validation_problems(spec, values, owner='role %s' % role)
         for problem in found:
             problems.add_validation(role, problem)
         checked[role] = (entry, ArgumentSpecValidator(spec).validate(values).validated_parameters)
-        if not resolved['problems'] and not found:
+        # The action's findings (an unknown name, a contradiction) left the value out of `given`: what remains holds.
+        if not found:
             valid.add(role)
     return checked, valid
 
@@ -513,7 +547,7 @@ def plan_kubernetes(role, variables, problems):
     problems.variables['kubernetes'] = {option: prefix + option for option in values}
     try:
         if role == 'gke_gpudirect':
-            technology = values.get('technology')
+            technology = gke_catalog.gke_technology(values.get('machine_type'), values.get('technology') or None)
             k8s_render.check_namespace(values.get('nccl_namespace'), field='nccl_namespace')
             k8s_render.gke_network_objects(technology, network_prefix=values.get('network_prefix') or None,
                                            networks=values.get('networks') or None)

@@ -81,8 +81,8 @@ CASES = [
     # Role variables that the roles checked only when they started, after the cluster and the pool existed: each is
     # checked with the role's argument spec, and one that contradicts what the playbook derives is refused.
     ('role-contradicts-playbook', 'gke_a3mega.yml', {'gke_gpudirect_technology': 'TCPX', 'gke_gpudirect_node_pool': 'otherpool'},
-     ["gke_gpudirect_technology: 'TCPX' differs from 'TCPXO', which the playbook gives role gke_gpudirect (from gpudirect_machine_type)",
-      'leave gke_gpudirect_technology unset and set gpudirect_machine_type instead',
+     ["gke_gpudirect_technology: 'TCPX' differs from 'TCPXO', the technology of a3-megagpu-8g",
+      'leave it unset (it is deprecated: the machine type decides)',
       "gke_gpudirect_node_pool: 'otherpool' differs from 'a3mega-gpu'"]),
     ('role-rdma-contradicts-playbook', 'gke_a3ultra.yml', {'gke_rdma_machine_type': 'a4-highgpu-8g'},
      ["gke_rdma_machine_type: 'a4-highgpu-8g' differs from 'a3-ultragpu-8g', which the playbook gives role gke_rdma"]),
@@ -180,25 +180,29 @@ def test_bad_gke_input_is_refused_by_the_plan_step_before_anything_is_written():
         print(case, re.search(r'"problems": (\[.*?\])', result.stdout).group(1))
 
 
-def test_the_plan_steps_stage_options_match_the_gke_tasks():
-    """The plan step passes the cluster and node pool stages the options their tasks pass to the modules (an option a
-    task passes and the plan does not, or the reverse, would check something else than what runs), and names a
-    playbook variable for each."""
+def test_the_plan_step_names_the_roles_the_gke_tasks_run_with_the_same_variables():
+    """The plan step names the roles only (the stages' options are the roles' variables: gpudirect_plan's role_stages,
+    and tests/integration/test_playbook_inputs.py holds the roles' tasks to ROLE_OPTION is OPTION), each with the
+    variables the playbook's tasks give that role (an option the plan checks with another value than the one that
+    runs would check something else), and names the playbook variable of each cloud role's variable."""
     plays = yaml.safe_load((collection_root() / 'playbooks' / 'gke_cluster.yml').read_text(encoding='utf-8'))
     tasks = plays[0]['tasks']
-    plan = tasks[0]['aiinfra.gpudirect.gpudirect_plan']
-    module_options = {}
-    for task in tasks:
-        for module in ('gke_gpudirect_cluster', 'gke_gpudirect_node_pool', 'gce_gpudirect_network'):
-            if 'aiinfra.gpudirect.' + module in task:
-                # wait is how the task runs (the pool's creation is started, then awaited), not what it makes
-                module_options[module] = set(task['aiinfra.gpudirect.' + module]) - {'wait'}
-    assert set(plan['cluster']) == module_options['gke_gpudirect_cluster']
-    # node_pool and network are expressions (null when their tag does not run): their keys are the quoted names.
-    for stage, module in (('node_pool', 'gke_gpudirect_node_pool'), ('network', 'gce_gpudirect_network')):
-        assert set(re.findall(r"'(\w+)': ", plan[stage])) == module_options[module], stage
-        assert set(plan['variables'][stage]) >= module_options[module], stage
-    assert set(plan['variables']['cluster']) >= module_options['gke_gpudirect_cluster']
+    assert set(tasks[0]['aiinfra.gpudirect.gpudirect_plan']) == {'unread_extra_vars', 'roles'}
+    entries = {entry['role']: entry for entry in tasks[0]['vars'].values() if isinstance(entry, dict) and 'role' in entry}
+    ran = {}
+    for play in plays:
+        for task in play['tasks']:
+            for key in ('ansible.builtin.import_role', 'ansible.builtin.include_role'):
+                if key in task:
+                    # gke_node_pool_wait is how the task runs (the pool's creation is started, then awaited), not what it makes
+                    given = {name: value for name, value in (task.get('vars') or {}).items() if name != 'gke_node_pool_wait'}
+                    ran.setdefault(task[key]['name'].split('.')[-1], []).append(given)
+    assert set(ran) == set(entries)
+    for role, calls in ran.items():
+        assert all(given in ({}, entries[role]['vars']) for given in calls), role
+        assert entries[role]['vars'] in calls, role
+    for role in ('gke_cluster', 'gke_node_pool'):
+        assert set(entries[role]['sources']) == set(entries[role]['vars']), role
     assert tasks[0]['tags'] == ['always']
 
 

@@ -194,25 +194,30 @@ def test_each_role_passes_its_module_option_x_from_its_variable_role_x():
     role_stages), so each such task must pass option X from ROLE_X (or from the variable of an alias of X): an option fed
     from another variable would be checked with a value other than the one that runs."""
     import importlib
-    modules = {'gce_gpudirect_network': 'gce.network', 'gce_gpudirect_instance': 'gce.instance', 'nccl_perf': 'nccl.command'}
+    modules = {'gce_gpudirect_network': 'gce.network', 'gce_gpudirect_instance': 'gce.instance', 'nccl_perf': 'nccl.command',
+               'gke_gpudirect_cluster': 'gke.cluster', 'gke_gpudirect_node_pool': 'gke.node_pool'}
     # Options a task derives from what only exists at run time (the hosts of the play), which the plan step fills itself.
     derived = {('nccl_test', 'hosts'), ('nccl_test', 'path')}
     checked = 0
-    for role, module in (('gce_network', 'gce_gpudirect_network'), ('gce_instances', 'gce_gpudirect_instance'), ('nccl_test', 'nccl_perf')):
+    for role, module in (('gce_network', 'gce_gpudirect_network'), ('gce_instances', 'gce_gpudirect_instance'), ('nccl_test', 'nccl_perf'),
+                         ('gke_cluster', 'gce_gpudirect_network'), ('gke_cluster', 'gke_gpudirect_cluster'),
+                         ('gke_node_pool', 'gke_gpudirect_node_pool')):
         utils = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.module_utils.' + modules[module])
         spec = utils.ARGUMENT_SPEC if hasattr(utils, 'ARGUMENT_SPEC') else utils.argument_spec()
-        tasks = yaml.safe_load((collection_root() / 'roles' / role / 'tasks' / 'main.yml').read_text(encoding='utf-8'))
+        tasks = [task for path in sorted((collection_root() / 'roles' / role / 'tasks').glob('*.yml'))
+                 for task in yaml.safe_load(path.read_text(encoding='utf-8')) or []]
         calls = [task['aiinfra.gpudirect.' + module] for block in tasks for task in block.get('block', [block])
                  if 'aiinfra.gpudirect.' + module in task]
         assert calls, (role, module)
         for args in calls:
             for option, expression in args.items():
+                option = next(name for name, value in spec.items() if option in [name] + list(value.get('aliases') or []))
                 names = [option] + list(spec[option].get('aliases') or [])
                 if (role, option) in derived or not isinstance(expression, str) or '{{' not in expression:
                     continue
                 assert any(re.search(r'\b%s_%s\b' % (role, name), expression) for name in names), (role, option, expression)
                 checked += 1
-    assert checked > 50
+    assert checked > 70
 
 
 def test_the_host_firewall_follows_the_networks_data_ranges():

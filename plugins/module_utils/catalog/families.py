@@ -241,6 +241,11 @@ def families_for_technology(technology):
     return tuple(f for f in FAMILIES.values() if f.technology == tech)
 
 
+DEFAULT_NODE_COUNT = 2
+# Nodes (VMs, or GPU nodes per zone of a new GKE pool) the playbooks make when no count is given: the two hosts
+# of the seeds' NCCL all_gather test (seed 000 and seed 003 run it between two hosts, seed 001 between
+# nccl-host-1 and nccl-host-2).
+
 GCE_MACHINE_TYPES = tuple(name for name, family in FAMILIES.items() if GCE in family.platforms)
 # The machine types the Compute Engine path (modules, roles, playbooks) accepts, in catalog order;
 # the argument specs and docs that must list them literally are checked against this by

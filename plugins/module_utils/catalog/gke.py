@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Optional, Tuple
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.families import (
-    FAMILIES, GKE, RDMA, TCPX, TCPXO, check_technology, families_for_technology,
+    DEFAULT_NODE_COUNT, FAMILIES, GKE, RDMA, TCPX, TCPXO, check_technology, families_for_technology, get_family,
 )
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import DMABUF_DEVICE, TCPX_REPOSITORY, TCPXO_REPOSITORY, GIB_REPOSITORY
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
@@ -482,3 +482,49 @@ def gke_additional_networks(machine_type, prefix):
         return pairs
     return [(GKE_VPC_LAYOUT['network'].format(prefix=prefix, n=n), GKE_VPC_LAYOUT['subnet'].format(prefix=prefix, n=n))
             for n in range(1, family.data_nic_count + 1)]
+
+
+# ---------------------------------------------------------------------------------------------
+# What playbooks/gke_cluster.yml (and gke_teardown.yml) derive from the machine type
+# ---------------------------------------------------------------------------------------------
+
+GKE_FAMILY_DEFAULTS = MappingProxyType({
+    # seed 003 names no zone: us-central1-a is the collection's default zone, as for Compute Engine (gce_cluster.yml).
+    # Seed 003 attaches the per-NIC VPCs to the pool as multi-networking additional networks (the only way for TCPX/TCPXO),
+    # in layout gke of gce_gpudirect_network; the role gke_gpudirect applies the Networks and DaemonSets.
+    TCPXO: MappingProxyType({'location': 'us-central1-a', 'networking': 'multi_network', 'networkings': ('multi_network',),
+                             'network_layout': 'gke', 'kubernetes_role': 'gke_gpudirect'}),
+    TCPX: MappingProxyType({'location': 'us-central1-a', 'networking': 'multi_network', 'networkings': ('multi_network',),
+                            'network_layout': 'gke', 'kubernetes_role': 'gke_gpudirect'}),
+    # seed 001: its Terraform example deploys the a3-ultragpu-8g nodes in us-central1-b, with GKE-managed DRANET (the
+    # default); the ComputeClass path and the manual multi-network variant are its others. Layout gke_rdma is the
+    # manual variant's networks; the role gke_rdma applies the claim template, the ComputeClass or the Networks.
+    RDMA: MappingProxyType({'location': 'us-central1-b', 'networking': 'dranet',
+                            'networkings': ('dranet', 'compute_class', 'multi_network'),
+                            'network_layout': 'gke_rdma', 'kubernetes_role': 'gke_rdma'}),
+})
+
+
+def gke_family_defaults(machine_type):
+    """What the GKE playbooks derive from ``machine_type``: ``technology``, the default ``location`` and ``networking``,
+    the ``networkings`` it takes, the ``network_layout`` of its per-NIC networks, the ``kubernetes_role`` that applies its
+    Kubernetes objects and the ``node_count`` of a new pool. A machine type without GPUDirect on GKE (or none, as in
+    ``ansible-playbook --syntax-check``) gets TCPX's, so that the plan step, not a filter, names it and the fix."""
+    family = FAMILIES.get(str(machine_type or ''))
+    technology = family.technology if family is not None and GKE in family.platforms else TCPX
+    return dict(GKE_FAMILY_DEFAULTS[technology], networkings=list(GKE_FAMILY_DEFAULTS[technology]['networkings']),
+                technology=technology, node_count=DEFAULT_NODE_COUNT)
+
+
+def gke_technology(machine_type, technology=None):
+    """The GPUDirect technology of a GKE ``machine_type``; without one, ``technology`` (the deprecated way of the role
+    gke_gpudirect to say it), else TCPXO. Both given, they must agree."""
+    if not machine_type:
+        return check_technology(technology) if technology else TCPXO
+    family = get_family(machine_type)
+    if GKE not in family.platforms:
+        raise InputError('machine_type: %s has no GPUDirect on GKE; choose one of %s' % (family.machine_type, ', '.join(GKE_MACHINE_TYPES)))
+    if technology and check_technology(technology) != family.technology:
+        raise InputError("technology: %r differs from %r, the technology of %s; leave it unset (it is deprecated: the machine type "
+                         "decides)" % (technology, family.technology, family.machine_type))
+    return family.technology

@@ -23,7 +23,7 @@ STANDARD, AUTOPILOT = 'standard', 'autopilot'
 
 # The options of gke_gpudirect_cluster (also checked by gpudirect_plan, the playbooks' first step).
 ARGUMENT_SPEC = {
-    'cluster': {'type': 'str', 'required': True},
+    'cluster': {'type': 'str', 'required': True, 'aliases': ['name']},
     'location': {'type': 'str', 'required': True},
     'machine_type': {'type': 'str', 'required': True, 'choices': list(gke_catalog.GKE_MACHINE_TYPES)},
     'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},

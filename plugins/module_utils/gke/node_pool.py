@@ -74,7 +74,6 @@ IMMUTABLE_FIELDS = (
 
 # GKE's limit of nodes per node pool per zone ("GKE quotas and limits": 1,000 nodes per node pool zone).
 MAX_NODES_PER_ZONE = 1000
-DEFAULT_NODE_COUNT = 2   # nodes per zone of a new pool when node_count is unset: the two hosts of the NCCL test
 
 
 class NodePoolPlan:  # pylint: disable=too-many-instance-attributes
@@ -192,7 +191,7 @@ def plan_from_params(params, current_cluster, cluster_planned=False):
         cluster_planned=cluster_planned)
 
 
-def build_node_pool_plan(cluster, current_cluster, location, name, machine_type, node_count=2, autoscaling=None,
+def build_node_pool_plan(cluster, current_cluster, location, name, machine_type, node_count=families.DEFAULT_NODE_COUNT, autoscaling=None,
                          node_locations=None, accelerator_type=None, gpu_driver_version='LATEST', networking=None,
                          additional_networks=None, network_prefix=None, placement_policy=None, compact_placement=False,
                          reservation_affinity=None, reservation=None, reservation_project=None, reservation_block=None,
@@ -299,7 +298,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
         body['autoscaling'] = {'enabled': True, 'minNodeCount': low, 'maxNodeCount': high}
         body['initialNodeCount'] = int(node_count) if node_count is not None else low
     else:
-        body['initialNodeCount'] = int(node_count if node_count is not None else DEFAULT_NODE_COUNT)
+        body['initialNodeCount'] = int(node_count if node_count is not None else families.DEFAULT_NODE_COUNT)
     if node_locations:
         body['locations'] = list(node_locations)
     network_config = {}

@@ -263,7 +263,10 @@ from ansible.release import __version__ as ansible_version
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import ComputeClient
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import AUTH_KINDS, RetryPolicy, Transport, load_credentials, resolve_settings
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce.vm import NON_GPU, instance_facts
 
@@ -580,7 +583,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             raise InputError("'%s' is not an option of this plugin%s" % (unknown[0], hint))
 
     def _config(self):
-        settings = gcp_client.resolve_settings({
+        settings = resolve_settings({
             'project': None,
             'auth_kind': self.get_option('auth_kind'),
             'service_account_file': self.get_option('service_account_file'),
@@ -631,9 +634,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                              % self.get_option('vars_prefix'))
         if self.get_option('max_workers') < 1:
             raise InputError('max_workers: %s; give 1 or more' % self.get_option('max_workers'))
-        if settings['auth_kind'] not in gcp_client.AUTH_KINDS:
+        if settings['auth_kind'] not in AUTH_KINDS:
             raise InputError("auth_kind: '%s' is not one of %s; set auth_kind (or GCP_AUTH_KIND) to one of them"
-                             % (settings['auth_kind'], ', '.join(gcp_client.AUTH_KINDS)))
+                             % (settings['auth_kind'], ', '.join(AUTH_KINDS)))
         fields = field_mask(extra_fields)
         return {
             'settings': settings, 'projects': projects, 'zones': set(zones), 'regions': set(regions), 'statuses': set(statuses),
@@ -646,9 +649,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         """{project: [page, ...]} for every project; raises AnsibleParserError naming every project that failed."""
         settings = config['settings']
         try:
-            transport = gcp_client.Transport(gcp_client.load_credentials(settings), retry=gcp_client.RetryPolicy(deadline=self.get_option('retry_deadline')),
-                                             pool_size=max(4, self.get_option('max_workers')), user_agent='aiinfra.gpudirect-inventory')
-        except gcp_client.GcpError as exc:
+            transport = Transport(load_credentials(settings), retry=RetryPolicy(deadline=self.get_option('retry_deadline')),
+                                  pool_size=max(4, self.get_option('max_workers')), user_agent='aiinfra.gpudirect-inventory')
+        except GcpError as exc:
             raise AnsibleParserError('aiinfra.gpudirect.gce: %s' % exc) from None
         # prettyPrint=false: Google APIs indent their JSON unless asked not to; pages are smaller without.
         params = {'maxResults': PAGE_SIZE, 'fields': config['fields'], 'returnPartialSuccess': 'true', 'prettyPrint': 'false'}
@@ -657,12 +660,12 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         mask = config['mask']
 
         def list_project(project):
-            client = gcp_client.ComputeClient(transport, project, settings['compute_endpoint'])
+            client = ComputeClient(transport, project, settings['compute_endpoint'])
             action = "list the instances of project '%s'" % project
             return [apply_mask(page, mask) for page in client.aggregated_pages('instances', action, params)]
 
         # One worker pool for every project (never more workers than projects).
-        results = gcp_client.map_concurrently(list_project, config['projects'], max_workers=self.get_option('max_workers'))
+        results = map_concurrently(list_project, config['projects'], max_workers=self.get_option('max_workers'))
         pages, errors, complete = {}, [], True
         for project, project_pages, error in results:
             if error is None:

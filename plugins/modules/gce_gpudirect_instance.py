@@ -98,9 +98,9 @@ options:
   provisioning_model:
     description:
       - V(standard), V(spot), V(flex_start) (Dynamic Workload Scheduler) or V(reservation_bound).
-      - V(reservation_bound) on C(a3-edgegpu-8g) is disputed (Google's current page on reservation-bound instances lists
+      - "V(reservation_bound) on C(a3-edgegpu-8g) is disputed (Google's current page on reservation-bound instances lists
         A3 Edge, the older Compute Engine manual says it is not supported): refused unless
-        O(accept_disputed_provisioning_model=true).
+        O(accept_disputed_provisioning_model=true)."
     type: str
     choices: [standard, spot, flex_start, reservation_bound]
     default: standard
@@ -347,9 +347,11 @@ import time
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups as gce_lookups
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import instance_path, instances_path, resource_policies_path, resource_policy_path
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.executor import Executor
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 
@@ -361,13 +363,13 @@ REQUIRED_ONE_OF = gce_instance.REQUIRED_ONE_OF
 class GroupRunner:
     """Carries out the plan for the group: each VM on its own thread, every step recorded as an event."""
 
-    def __init__(self, module, spec, zones):
+    def __init__(self, module, spec, zones, progress):
         self.compute = module.compute
         self.spec = spec
         self.zones = zones
         self.timeout = module.params['timeout']
         self.exclusive = module.params['exclusive']
-        self.events = []
+        self.progress = progress
         self.errors = {}
         self.created = {}
         self.done = 0
@@ -376,7 +378,7 @@ class GroupRunner:
     def event(self, line, done=True):
         """Record a progress line; done=True also counts a change made."""
         with self._lock:
-            self.events.append(line)
+            self.progress.note(line)
             self.done += 1 if done else 0
 
     def create(self, names):
@@ -418,9 +420,9 @@ class GroupRunner:
             return made, refused
 
         def insert(name):
-            self.compute.run('POST', 'zones/%s/instances' % zone, "create instance '%s' in %s" % (name, zone), body=self.spec.body(name, zone),
+            self.compute.run('POST', instances_path(zone), "create instance '%s' in %s" % (name, zone), body=self.spec.body(name, zone),
                              timeout=self.timeout)
-        for name, _result, error in gcp_client.map_concurrently(insert, names, max_workers=16):
+        for name, _result, error in map_concurrently(insert, names, max_workers=16):
             if error is None:
                 made.append(name)
             else:
@@ -429,7 +431,7 @@ class GroupRunner:
 
     def run_on(self, instance, verb):
         zone = links.resource_name(instance['zone'])
-        path = 'zones/%s/instances/%s' % (zone, instance['name'])
+        path = instance_path(zone, instance['name'])
         started = time.monotonic()
         if verb == 'delete':
             self.compute.delete(path, "delete instance '%s'" % instance['name'], timeout=self.timeout)
@@ -440,7 +442,7 @@ class GroupRunner:
 
     def update(self, instance, fields, body):
         zone = links.resource_name(instance['zone'])
-        path = 'zones/%s/instances/%s' % (zone, instance['name'])
+        path = instance_path(zone, instance['name'])
         for field in fields:
             value = gce_instance.managed_value(field, body.get(field), instance.get(field), field in self.exclusive)
             if field == 'labels':
@@ -489,35 +491,47 @@ class GroupRunner:
 
     def each(self, function, items, key):
         """Run function on every item concurrently; record failures by name instead of stopping the others."""
-        for item, _result, error in gcp_client.map_concurrently(function, items, max_workers=16):
+        for item, _result, error in map_concurrently(function, items, max_workers=16):
             if error is not None:
                 self.fail(key(item), error)
 
+    def apply(self, names, plans, current):
+        """Carry out every VM's plan (creates together, then the rest concurrently) and wait for the statuses the plans
+        end in: the group as it then is ({name: instance})."""
+        touched = [name for name in names if plans[name].steps]
+        self.create_group([name for name in touched if plans[name].steps[0] == 'create'])
+        rest = [name for name in touched if name not in self.errors and plans[name].steps != ['create']]
+        self.each(lambda name: self.carry_out(name, plans[name], current.get(name), plans[name].in_place), rest, key=lambda name: name)
+        targets = {name: plans[name].wait_for for name in touched if plans[name].wait_for and name not in self.errors}
+        final, late = self.compute.wait_for_instances(names, targets, self.timeout)
+        for name in late:
+            self.errors[name] = GcpError("bring instance '%s' to %s" % (name, targets[name]), 'still %s after %ss'
+                                         % (final.get(name, {}).get('status', 'missing'), self.timeout))
+        return final
 
-def ensure_placement_policy(compute, params, check_mode, actions):
+
+def ensure_placement_policy(compute, executor, params):
     name = params['placement_policy']
     if not name:
         return
     region = links.region_of(params['zone'])
-    path = 'regions/%s/resourcePolicies/%s' % (region, name)
+    path = resource_policy_path(region, name)
     if compute.get(path, "get resource policy '%s'" % name) is not None:
         return
     if not params['create_placement_policy']:
         raise InputError("placement_policy: '%s' does not exist in %s; create it or set create_placement_policy: true" % (name, region))
-    actions.append("create compact placement policy '%s' in %s" % (name, region))
-    if not check_mode:
-        compute.run('POST', 'regions/%s/resourcePolicies' % region, "create resource policy '%s'" % name,
-                    body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}})
+    executor.do("create compact placement policy '%s' in %s" % (name, region), lambda: compute.run(
+        'POST', resource_policies_path(region), "create resource policy '%s'" % name,
+        body={'name': name, 'groupPlacementPolicy': {'collocation': 'COLLOCATED'}}))
 
 
-def check_references(module, spec, params, names, new_vms):
+def check_references(compute, executor, spec, params, names, new_vms):
     """Fail before any VM is created when what they need does not exist: zones, machine type, disk type, image,
     networks and subnetworks with free addresses for every VM, a reservation of their machine type with room for them.
 
     In check mode missing networks are a warning: a whole playbook run with --check plans the
     GPUDirect network in an earlier task without creating it.
     """
-    compute = module.compute
     names = [name for name in names if name]
     existing = gce_lookups.check_references(compute, spec, names, params['zone'], params['fallback_zones'], new_vms=new_vms)
     networks = {links.resource_name(nic['network']) for nic in spec.template['networkInterfaces']}
@@ -525,12 +539,11 @@ def check_references(module, spec, params, names, new_vms):
     if missing:
         message = 'network_interfaces: network %s does not exist; create the GPUDirect network first (gce_gpudirect_network, or the ' \
                   'network tag of the playbook)' % ', '.join(missing)
-        if not module.check_mode:
+        if not executor.assume(message + ' (check mode: assuming an earlier task creates it)'):
             raise InputError(message)
-        module.warn(message + ' (check mode: assuming an earlier task creates it)')
 
 
-def absent_targets(module, compute, names, group, result):
+def absent_targets(compute, executor, names, group):
     """(names, {name: instance}) that state absent deletes: the VMs named (or counted) and every VM labelled with the
     group (a run with a larger count made more), of those only what the collection created (its mark). A VM of such a
     name that someone else made is left alone, named in a warning and in ``left_alone``."""
@@ -540,9 +553,9 @@ def absent_targets(module, compute, names, group, result):
     foreign = [name for name in names if name in current and not gce_instance.is_managed(current[name])]
     if foreign:
         key, value = compute_catalog.MANAGED_LABEL
-        module.warn('VMs %s were not created by aiinfra.gpudirect (no label %s=%s): left alone; delete them yourself if they '
-                    'should go' % (', '.join(foreign), key, value))
-        result['left_alone'] = ['instance %s (not created by aiinfra.gpudirect)' % name for name in foreign]
+        executor.module.warn('VMs %s were not created by aiinfra.gpudirect (no label %s=%s): left alone; delete them yourself if they '
+                             'should go' % (', '.join(foreign), key, value))
+        executor.result['left_alone'] = ['instance %s (not created by aiinfra.gpudirect)' % name for name in foreign]
     return [name for name in names if name not in foreign], {name: vm for name, vm in current.items() if name not in foreign}
 
 
@@ -551,85 +564,79 @@ def describe_step(name, step, zone, in_place, fixed):
             'update': "set %s of instance '%s'" % (', '.join(in_place), name)}.get(step, "%s instance '%s'" % (step, name))
 
 
+def plan_group(spec, names, current, params):
+    """Every VM's plan (gce/instance.py plan_vm), with the fields it sets in place and those it replaces it for;
+    InputError for VMs that differ in what only a replacement changes, unless recreate."""
+    plans = {}
+    for name in names:
+        vm = current.get(name)
+        fields, fixed = [], []
+        if vm is not None and params['state'] != 'absent':
+            fields, fixed = gce_instance.differences(spec.body(name, links.resource_name(vm['zone'])), vm, params['exclusive'])
+        plans[name] = gce_instance.plan_vm(vm.get('status') if vm else None, params['state'], fields, fixed, params['recreate'])
+    refused = [(name, plans[name].refused) for name in names if plans[name].refused]
+    if refused:
+        raise InputError('these VMs exist with settings that Compute Engine cannot change in place: %s; set recreate: true '
+                         'to replace them, or delete them' % '; '.join('%s (%s)' % (name, ', '.join(fields)) for name, fields in refused))
+    return plans
+
+
+def converge(module, executor, runner, spec, names, current):
+    """Check what new VMs need, then carry out the plans: the group as it then is (as found, in check mode)."""
+    params, compute = module.params, module.compute
+    plans = plan_group(spec, names, current, params)
+    if any(step in ('create', 'recreate') for plan in plans.values() for step in plan.steps):
+        check_references(compute, executor, spec, params, names, new_vms=sum('create' in plan.steps for plan in plans.values()))
+        ensure_placement_policy(compute, executor, params)
+    lines = []
+    for name in names:
+        lines.extend(describe_step(name, step, params['zone'], plans[name].in_place, plans[name].fixed) for step in plans[name].steps
+                     if step != 'wait')
+        if 'wait' in plans[name].steps:
+            lines.append("wait for instance '%s' (%s)" % (name, current[name].get('status')))
+    if not any(plans[name].steps for name in names):
+        return current
+    return executor.do(lines, lambda: runner.apply(names, plans, current), planned=current)
+
+
+def report(module, executor, runner, spec, names, before, final):
+    """Exit (or fail, naming the VMs that failed) with every VM's summary, the diff and whether anything changed."""
+    params = module.params
+    for name in names:
+        summary = gce_instance.instance_summary(final[name]) if name in final else gce_instance.planned_summary(spec, name)
+        if name in runner.errors:
+            summary.update(status='FAILED', error=str(runner.errors[name]))
+        executor.result['instances'].append(summary)
+    planned = {} if params['state'] == 'absent' else dict(before, **{name: {'name': name, 'zone': params['zone'], 'status': 'RUNNING'}
+                                                                     for name in names if name not in before})
+    after = executor.live(lambda: {item['name']: item for item in executor.result['instances'] if item['status'] not in ('ABSENT', 'FAILED')},
+                          planned)
+    changed = executor.live(lambda: runner.done > 0, bool(executor.actions))
+    if runner.errors:
+        executor.fail('%d of %d VMs failed: %s; the others are done, and a rerun retries only these' % (
+            len(runner.errors), len(names), '; '.join('%s: %s' % (name, runner.errors[name]) for name in names if name in runner.errors)),
+            changed=changed, diff={'before': before, 'after': after})
+    executor.report(before, after, changed=changed)
+
+
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True, mutually_exclusive=MUTUALLY_EXCLUSIVE,
                              required_one_of=REQUIRED_ONE_OF)
     params = module.params
-    result = {'instances': [], 'events': [], 'actions': []}
+    executor = Executor(module, progress_keys=('progress', 'events'))
+    executor.result['instances'] = []
     try:
         names, spec = gce_instance.build_from_params(params, module.compute.project)
-    except InputError as exc:
-        module.fail_json(msg=str(exc), **result)
-    state = params['state']
-    compute = module.compute
-    actions = result['actions']
-    runner = GroupRunner(module, spec, [params['zone']] + list(params['fallback_zones']))
-    try:
-        if state == 'absent':
-            names, current = absent_targets(module, compute, names, params['network_prefix'], result)
+        runner = GroupRunner(module, spec, [params['zone']] + list(params['fallback_zones']), executor.progress)
+        if params['state'] == 'absent':
+            names, current = absent_targets(module.compute, executor, names, params['network_prefix'])
         else:
-            current = compute.instances_by_name(names)
+            current = module.compute.instances_by_name(names)
         before = {name: gce_instance.instance_summary(current[name]) for name in names if name in current}
-        plans, in_place, replaced = {}, {}, {}
-        for name in names:
-            vm = current.get(name)
-            fields, fixed = [], []
-            if vm is not None and state != 'absent':
-                fields, fixed = gce_instance.differences(spec.body(name, links.resource_name(vm['zone'])), vm, params['exclusive'])
-            in_place[name], replaced[name] = fields, fixed
-            plans[name] = gce_instance.plan_vm(vm.get('status') if vm else None, state, fields, fixed, params['recreate'])
-        refused = [(name, plans[name].refused) for name in names if plans[name].refused]
-        if refused:
-            module.fail_json(msg='these VMs exist with settings that Compute Engine cannot change in place: %s; set recreate: true '
-                             'to replace them, or delete them' % '; '.join('%s (%s)' % (name, ', '.join(fields)) for name, fields in refused),
-                             **result)
-        if any(step in ('create', 'recreate') for plan in plans.values() for step in plan.steps):
-            check_references(module, spec, params, names, new_vms=sum('create' in plan.steps for plan in plans.values()))
-            ensure_placement_policy(compute, params, module.check_mode, actions)
-        for name in names:
-            actions.extend(describe_step(name, step, params['zone'], in_place[name], replaced[name]) for step in plans[name].steps
-                           if step != 'wait')
-            if 'wait' in plans[name].steps:
-                actions.append("wait for instance '%s' (%s)" % (name, current[name].get('status')))
-        final = current
-        touched = [name for name in names if plans[name].steps]
-        if not module.check_mode and touched:
-            runner.create_group([name for name in touched if plans[name].steps[0] == 'create'])
-            touched_now = [name for name in touched if name not in runner.errors and plans[name].steps != ['create']]
-            runner.each(lambda name: runner.carry_out(name, plans[name], current.get(name), in_place[name]), touched_now, key=lambda name: name)
-            targets = {name: plans[name].wait_for for name in touched if plans[name].wait_for and name not in runner.errors}
-            final, late = compute.wait_for_instances(names, targets, params['timeout'])
-            for name in late:
-                runner.errors[name] = GcpError("bring instance '%s' to %s" % (name, targets[name]), 'still %s after %ss'
-                                               % (final.get(name, {}).get('status', 'missing'), params['timeout']))
-    except InputError as exc:
-        module.fail_json(msg=str(exc), **result)
-    except GcpError as exc:
-        result['progress'] = result['events'] = runner.events
-        module.fail_from_error(exc, **result)
-
-    for name in names:
-        if name in final:
-            summary = gce_instance.instance_summary(final[name])
-        else:
-            summary = gce_instance.planned_summary(spec, name)
-        if name in runner.errors:
-            summary.update(status='FAILED', error=str(runner.errors[name]))
-        result['instances'].append(summary)
-    result['progress'] = result['events'] = runner.events
-    after = {item['name']: item for item in result['instances'] if item['status'] not in ('ABSENT', 'FAILED')}
-    if module.check_mode:
-        after = dict(before, **{name: {'name': name, 'zone': params['zone'], 'status': 'RUNNING'} for name in names
-                                if name not in before and state != 'absent'})
-        if state == 'absent':
-            after = {}
-    result['diff'] = {'before': before, 'after': after}
-    changed = bool(actions) if module.check_mode else runner.done > 0
-    if runner.errors:
-        module.fail_json(msg='%d of %d VMs failed: %s; the others are done, and a rerun retries only these' % (
-            len(runner.errors), len(names), '; '.join('%s: %s' % (name, runner.errors[name]) for name in names if name in runner.errors)),
-            changed=changed, **result)
-    module.exit_json(changed=changed, **result)
+        final = converge(module, executor, runner, spec, names, current)
+    except (InputError, GcpError) as exc:
+        executor.fail(exc)
+    report(module, executor, runner, spec, names, before, final)
 
 
 if __name__ == '__main__':

@@ -230,9 +230,11 @@ actions:
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import firewalls_path, networks_path, project_path, subnetworks_path
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently, raise_first
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.executor import Executor
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 
 ARGUMENT_SPEC = gce_network.ARGUMENT_SPEC
@@ -247,8 +249,8 @@ def read_current(compute, plan):
         kind, path = kind_path
         return list(compute.list(path, action='list %ss' % kind, params=name_filter))
 
-    collections = (('network', 'global/networks'), ('subnetwork', 'regions/%s/subnetworks' % plan.region), ('firewall', 'global/firewalls'))
-    outcomes = gcp_client.map_concurrently(read, collections)
+    collections = (('network', networks_path()), ('subnetwork', subnetworks_path(plan.region)), ('firewall', firewalls_path()))
+    outcomes = map_concurrently(read, collections)
     for _item, _items, error in outcomes:
         if error is not None:   # the first in the order above, as when they were read one after another
             raise error
@@ -304,11 +306,11 @@ class FabricRunner:
 
     def ensure_chain(self, chain):
         self.ensure(chain.network)
-        raise_first(gcp_client.map_concurrently(self.ensure, chain.subnets + chain.firewalls))
+        raise_first(map_concurrently(self.ensure, chain.subnets + chain.firewalls))
 
     def apply(self):
         # Every chain at once: the critical path is then one network and one subnet or rule operation.
-        raise_first(gcp_client.map_concurrently(self.ensure_chain, self.plan.chains, max_workers=len(self.plan.chains)))
+        raise_first(map_concurrently(self.ensure_chain, self.plan.chains, max_workers=len(self.plan.chains)))
 
     def network_results(self):
         return [{
@@ -318,16 +320,6 @@ class FabricRunner:
             'subnets': [{'name': subnet.name, 'cidr': subnet.body['ipCidrRange'], 'self_link': self.links.get(subnet.name)}
                         for subnet in chain.subnets],
         } for chain in self.plan.chains]
-
-
-def raise_first(outcomes):
-    """Raise the first error of map_concurrently's outcomes, after every item has finished."""
-    errors = [error for _item, _result, error in outcomes if error is not None]
-    if len(errors) > 1:
-        raise GcpError(None, '; '.join(str(error) for error in errors), status=errors[0].status, reason=errors[0].reason,
-                       codes=[code for error in errors for code in error.codes])
-    if errors:
-        raise errors[0]
 
 
 def instances_using(compute, plan):
@@ -341,29 +333,32 @@ def instances_using(compute, plan):
     return users
 
 
-def remove(compute, plan, current, timeout, check_mode):
-    """Delete what exists of the plan: rules and subnets first, then the networks."""
+def remove(compute, executor, plan, current, timeout):
+    """Delete what exists of the plan: rules and subnets first, then the networks, once no instance uses them."""
+    users = instances_using(compute, plan) if current else []
+    if users:
+        raise InputError('the GPUDirect network %s is still used by instances %s; delete them first (gce_gpudirect_instance '
+                         'state: absent, or playbooks/teardown.yml)' % (plan.prefix, ', '.join(users)))
     present = [resource for resource in plan.resources if (resource.kind, resource.name) in current]
-    actions = ['delete %s' % resource.describe() for resource in present]
-    if not present or check_mode:
-        return actions
 
     def delete(resource):
         compute.delete(resource.resource_path, 'delete %s' % resource.describe(), timeout=timeout)
 
-    raise_first(gcp_client.map_concurrently(delete, [r for r in present if r.kind != 'network']))
-    raise_first(gcp_client.map_concurrently(delete, [r for r in present if r.kind == 'network']))
-    return actions
+    def delete_all():
+        raise_first(map_concurrently(delete, [r for r in present if r.kind != 'network']))
+        raise_first(map_concurrently(delete, [r for r in present if r.kind == 'network']))
+    executor.do(['delete %s' % resource.describe() for resource in present], delete_all)
+    return {}
 
 
-def check_network_quota(module, plan, actions):
+def check_network_quota(compute, executor, plan, actions):
     """Refuse, before creating anything, a fabric whose new VPC networks do not fit in the project's NETWORKS quota
     (the project's ``quotas``): Compute Engine would refuse the network that passes the limit with 403 quotaExceeded
     ("Quota 'NETWORKS' exceeded. Limit: 15.0 globally."), leaving the fabric half made.  Check mode warns instead."""
     new_networks = [resource.name for resource in plan.resources if resource.kind == 'network' and actions.get(resource.name, (None,))[0] == 'create']
     if not new_networks:
         return
-    project = module.compute.get('projects/%s' % module.compute.project, 'get project %s' % module.compute.project) or {}
+    project = compute.get(project_path(compute.project), 'get project %s' % compute.project) or {}
     quota = next((item for item in project.get('quotas', []) if item.get('metric') == 'NETWORKS'), None)
     if quota is None:
         return
@@ -371,52 +366,37 @@ def check_network_quota(module, plan, actions):
     if len(new_networks) > room:
         message = ('network_prefix: the GPUDirect network %s needs %d new VPC networks, and project %s has room for %d of its NETWORKS '
                    'quota (%d of %d used); ask for a quota increase or delete unused networks'
-                   % (plan.prefix, len(new_networks), module.compute.project, max(room, 0), int(quota.get('usage', 0)), int(quota['limit'])))
-        if module.check_mode:
-            module.warn(message)
-        else:
+                   % (plan.prefix, len(new_networks), compute.project, max(room, 0), int(quota.get('usage', 0)), int(quota['limit'])))
+        if not executor.assume(message):
             raise InputError(message)
+
+
+def converge(compute, executor, plan, current, before, timeout):
+    """Create or correct what the plan names; the planned view of every resource."""
+    actions = plan_changes(plan, current)
+    check_network_quota(compute, executor, plan, actions)
+    runner = FabricRunner(compute, plan, current, actions, timeout)
+    executor.do([describe_action(resource, actions[resource.name]) for resource in plan.resources if resource.name in actions], runner.apply)
+    executor.result['networks'] = runner.network_results()
+    return {resource.name: gce_network.view(dict(before.get(resource.name) or {}, **resource.body)) for resource in plan.resources}
 
 
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
+    executor = Executor(module)
     try:
         plan = gce_network.plan_from_params(params, module.compute.project)
-    except InputError as exc:
-        module.fail_json(msg=str(exc))
-    summary = plan.summary()
-    if params['layout'] != 'gce':
-        summary['layout'] = params['layout']
-    converge(module, params, plan, summary)
-
-
-def converge(module, params, plan, summary):
-    """Create, correct or delete what the plan names, and exit."""
-    result = {'plan': summary}
-    try:
+        executor.result['plan'] = dict(plan.summary(), **({'layout': params['layout']} if params['layout'] != 'gce' else {}))
         current = read_current(module.compute, plan)
         before = {name: gce_network.view(resource) for (_kind, name), resource in sorted(current.items())}
         if params['state'] == 'absent':
-            users = instances_using(module.compute, plan) if current else []
-            if users:
-                module.fail_json(msg='the GPUDirect network %s is still used by instances %s; delete them first (gce_gpudirect_instance '
-                                 'state: absent, or playbooks/teardown.yml)' % (plan.prefix, ', '.join(users)), **result)
-            result['actions'] = remove(module.compute, plan, current, params['timeout'], module.check_mode)
-            after = {}
+            after = remove(module.compute, executor, plan, current, params['timeout'])
         else:
-            actions = plan_changes(plan, current)
-            resources = plan.resources
-            result['actions'] = [describe_action(resource, actions[resource.name]) for resource in resources if resource.name in actions]
-            after = {resource.name: gce_network.view(dict(before.get(resource.name) or {}, **resource.body)) for resource in resources}
-            check_network_quota(module, plan, actions)
-            runner = FabricRunner(module.compute, plan, current, actions, params['timeout'])
-            if not module.check_mode:
-                runner.apply()
-            result['networks'] = runner.network_results()
+            after = converge(module.compute, executor, plan, current, before, params['timeout'])
     except (InputError, GcpError) as exc:
-        module.fail_from(exc, **result)
-    module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
+        executor.fail(exc)
+    executor.report(before, after)
 
 
 if __name__ == '__main__':

@@ -200,8 +200,10 @@ managed:
 
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, GcpTimeout
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError, GcpTimeout
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, cluster_target, clusters_path, server_config_path
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.executor import Executor
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
@@ -239,71 +241,75 @@ def results(cluster):
             'kubeconfig': common.kubeconfig(cluster['name'], endpoint, ca), 'managed': is_managed(cluster)}
 
 
+def remove(container, executor, params, current):
+    """Delete the cluster if the collection made it (or delete_adopted); the diff's after."""
+    executor.result.update(results(current))   # as found: a teardown reads the kubeconfig here (check mode) first
+    location, name = params['location'], params['cluster']
+    if current is not None and not is_managed(current) and not params['delete_adopted']:
+        executor.module.warn('cluster %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set delete_adopted: '
+                             'true to delete it' % ((name,) + compute_catalog.MANAGED_LABEL))
+    elif current is not None:
+        executor.do('delete cluster %s' % name, lambda: container.run('DELETE', cluster_path(location, name), 'delete cluster %s' % name,
+                                                                      timeout=params['timeout'], progress=executor.progress))
+    return None if executor.actions else gke_cluster.view(current)
+
+
+def converge(container, executor, params, current):
+    """Create the cluster or update it in place, settle it, and write its kubeconfig; the diff's after."""
+    location, name, timeout = params['location'], params['cluster'], params['timeout']
+    path = cluster_path(location, name)
+    server_config = None
+    if not params['version']:
+        server_config = container.get(server_config_path(location), action='read the GKE versions of %s' % location)
+    plan = gke_cluster.plan_from_params(params, server_config)
+    executor.result['plan'] = plan.summary()
+    after = gke_cluster.planned_view(plan, current)
+    if current is None:
+        executor.do('create cluster %s (%s)' % (name, plan.version), lambda: container.run(
+            'POST', clusters_path(location), 'create cluster %s' % name, body={'cluster': plan.body}, timeout=timeout,
+            progress=executor.progress, target=cluster_target(name)))
+    else:
+        current = executor.live(lambda: wait_running(container, path, timeout, container.transport.sleep), current)
+        updates, problems = gke_cluster.changes(plan, current)
+        if problems:
+            executor.fail('cluster %s exists but cannot carry GPUDirect-%s node pools, and these cannot be changed in place: %s; '
+                          'delete it (state: absent, delete_adopted: true) or choose another cluster name'
+                          % (name, plan.family.technology, '; '.join(problems)), noncompliant=problems)
+        for update in updates:
+            field, value = next(iter(update.items()))
+            if field == 'desiredMasterVersion':
+                after['currentMasterVersion'] = value
+            executor.do('update cluster %s: %s=%s' % (name, field, value), lambda update=update, field=field: container.run(
+                'PUT', path, 'update cluster %s (%s)' % (name, field), body={'update': update}, timeout=timeout, progress=executor.progress))
+    current = executor.live(lambda: wait_running(container, path, timeout, container.transport.sleep), current)
+    after = executor.live(lambda: gke_cluster.view(current), after)
+    executor.result.update(results(current))
+    if params['kubeconfig_path'] and current is not None:
+        kubeconfig_path = params['kubeconfig_path']
+        try:
+            update = common.kubeconfig_update(kubeconfig_path, executor.result['kubeconfig'])
+            if update:
+                executor.do('write kubeconfig %s' % kubeconfig_path, lambda: common.write_kubeconfig(kubeconfig_path, *update))
+        except OSError as exc:
+            raise InputError('kubeconfig_path: cannot write %s: %s' % (kubeconfig_path, exc)) from None
+    return after
+
+
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
-    progress = common.Progress()
-    result = {'actions': [], 'progress': progress.lines, 'operations': progress.lines}
-    location, name = params['location'], params['cluster']
-    path = common.cluster_path(location, name)
-    container = module.container
-    sleep = container.transport.sleep
+    executor = Executor(module, progress_keys=('progress', 'operations'))
     try:
-        gke_cluster.check_location(location)   # before the reads: a malformed location is named here, not by a 400
-        current = container.get(path, action='read cluster %s' % name)
+        gke_cluster.check_location(params['location'])   # before the reads: a malformed location is named here, not by a 400
+        current = module.container.get(cluster_path(params['location'], params['cluster']), action='read cluster %s' % params['cluster'])
         before = gke_cluster.view(current)
         if params['state'] == 'absent':
-            result.update(results(current))   # as found: a teardown reads the kubeconfig here (check mode) first
-            if current is not None and not is_managed(current) and not params['delete_adopted']:
-                module.warn('cluster %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set delete_adopted: '
-                            'true to delete it' % ((name,) + compute_catalog.MANAGED_LABEL))
-            elif current is not None:
-                result['actions'].append('delete cluster %s' % name)
-                if not module.check_mode:
-                    container.run('DELETE', path, 'delete cluster %s' % name, timeout=params['timeout'], progress=progress)
-            module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': None if result['actions'] else before},
-                             **result)
-
-        server_config = None
-        if not params['version']:
-            server_config = container.get('%s/serverConfig' % location, action='read the GKE versions of %s' % location)
-        plan = gke_cluster.plan_from_params(params, server_config)
-        result['plan'] = plan.summary()
-        after = gke_cluster.planned_view(plan, current)
-        if current is None:
-            result['actions'].append('create cluster %s (%s)' % (name, plan.version))
-            if not module.check_mode:
-                container.run('POST', '%s/clusters' % location, 'create cluster %s' % name, body={'cluster': plan.body},
-                              timeout=params['timeout'], progress=progress, target='clusters/%s' % name)
+            after = remove(module.container, executor, params, current)
         else:
-            if not module.check_mode:
-                current = wait_running(container, path, params['timeout'], sleep)
-            updates, problems = gke_cluster.changes(plan, current)
-            if problems:
-                module.fail_json(msg='cluster %s exists but cannot carry GPUDirect-%s node pools, and these cannot be changed in place: %s; '
-                                 'delete it (state: absent, delete_adopted: true) or choose another cluster name'
-                                 % (name, plan.family.technology, '; '.join(problems)), noncompliant=problems, **result)
-            for update in updates:
-                field, value = next(iter(update.items()))
-                result['actions'].append('update cluster %s: %s=%s' % (name, field, value))
-                if field == 'desiredMasterVersion':
-                    after['currentMasterVersion'] = value
-                if not module.check_mode:
-                    container.run('PUT', path, 'update cluster %s (%s)' % (name, field), body={'update': update},
-                                  timeout=params['timeout'], progress=progress)
-        if not module.check_mode:
-            current = wait_running(container, path, params['timeout'], sleep)
-            after = gke_cluster.view(current)
-        result.update(results(current))
-        if params['kubeconfig_path'] and current is not None:
-            try:
-                if common.write_kubeconfig(params['kubeconfig_path'], result['kubeconfig'], module.check_mode):
-                    result['actions'].append('write kubeconfig %s' % params['kubeconfig_path'])
-            except OSError as exc:
-                module.fail_json(msg='kubeconfig_path: cannot write %s: %s' % (params['kubeconfig_path'], exc), **result)
+            after = converge(module.container, executor, params, current)
     except (InputError, GcpError) as exc:
-        module.fail_from(exc, **result)
-    module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
+        executor.fail(exc)
+    executor.report(before, after)
 
 
 if __name__ == '__main__':

@@ -310,8 +310,10 @@ operations:
 """
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, node_pool_path, node_pool_target, node_pools_path
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.executor import Executor
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
@@ -327,13 +329,13 @@ SETTLING = ('PROVISIONING', 'RECONCILING', 'STOPPING')
 class PoolRunner:
     """The calls of one run against one pool, each awaited, one at a time (GKE's rule per cluster)."""
 
-    def __init__(self, module, params, progress):
-        self.container = module.container
+    def __init__(self, container, params, progress):
+        self.container = container
         self.params = params
         self.progress = progress
         self.location, self.cluster, self.name = params['location'], params['cluster'], params['name']
-        self.path = common.node_pool_path(self.location, self.cluster, self.name)
-        self.target = 'clusters/%s/nodePools/%s' % (self.cluster, self.name)
+        self.path = node_pool_path(self.location, self.cluster, self.name)
+        self.target = node_pool_target(self.cluster, self.name)
 
     @staticmethod
     def capacity_named(action, call):
@@ -351,7 +353,7 @@ class PoolRunner:
                                                                       progress=self.progress, target=target, wait=wait))
 
     def create(self, body, wait=True):
-        self.run('POST', '%s/clusters/%s/nodePools' % (self.location, self.cluster), 'create node pool %s' % self.name,
+        self.run('POST', node_pools_path(self.location, self.cluster), 'create node pool %s' % self.name,
                  body={'nodePool': body}, target=self.target, wait=wait)
 
     def settle(self, current):
@@ -381,90 +383,93 @@ class PoolRunner:
         return self.container.get(self.path, action='read node pool %s' % self.name)
 
 
+def remove(executor, runner, params, current):
+    """Delete the pool if the collection made it (or delete_adopted); the diff's after."""
+    if current is not None and not gke_node_pool.is_managed(current) and not params['delete_adopted']:
+        key, value = compute_catalog.MANAGED_LABEL
+        executor.module.warn('node pool %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set '
+                             'delete_adopted: true to delete it' % (params['name'], key, value))
+        executor.result['left_alone'] = ['node pool %s (not created by aiinfra.gpudirect)' % params['name']]
+        return gke_node_pool.view(current)
+    if current is None:
+        return None
+    executor.do('delete node pool %s' % params['name'], runner.delete)
+    return None
+
+
+def converge(module, executor, runner, params, current):
+    """Create, update or recreate the pool as planned, then read it (and its Nodes); the diff's after."""
+    name, cluster_at = params['name'], cluster_path(params['location'], params['cluster'])
+    current_cluster = module.container.get(cluster_at, action='read cluster %s' % params['cluster'])
+    cluster_planned = current_cluster is None and executor.assume(
+        'cluster %s does not exist yet (check mode of a first run?): the pool is planned as for the cluster gke_gpudirect_cluster '
+        'would create; its checks against the cluster run when it exists' % params['cluster'])
+    plan = gke_node_pool.plan_from_params(params, current_cluster, cluster_planned=cluster_planned)
+    executor.result.update(plan=plan.summary(), additional_networks=plan.summary()['additional_networks'])
+    after = gke_node_pool.planned_view(plan, current)
+    if current is None:
+        executor.do('create node pool %s (%s x %d)' % (name, plan.family.machine_type, plan.body['initialNodeCount']),
+                    lambda: runner.create(plan.body, wait=params['wait']))
+    else:
+        calls, immutable = gke_node_pool.changes(plan, current, current_size=gke_node_pool.current_size(module.compute, current))
+        if immutable:
+            executor.result['immutable'] = ['%s (now %s, planned %s)' % item for item in immutable]
+            if not params['recreate']:
+                raise InputError('node pool %s differs in fields the API cannot change: %s; immutable: recreate the node pool '
+                                 '(recreate: true deletes it and creates it as planned)' % (name, gke_node_pool.describe_immutable(immutable)))
+            executor.do(['delete node pool %s (immutable: %s)' % (name, ', '.join(f for f, _h, _w in immutable)), 'create node pool %s' % name],
+                        lambda: (runner.delete(), runner.create(plan.body, wait=params['wait'])))
+        for method, body in calls if not immutable else ():
+            current = executor.do('%s node pool %s: %s' % (method, name, body),
+                                  lambda method=method, body=body, current=current: runner.apply(method, body, current), planned=current)
+    executor.result['nodes'] = []
+    current = executor.live(runner.read, current)   # with wait: false, as GKE accepted it (PROVISIONING after a create)
+    if params['wait']:
+        after = executor.live(lambda: settled_view(module, executor, params, cluster_at, current), after)
+    if current is not None:
+        executor.result['node_pool'] = current
+    return after
+
+
+def settled_view(module, executor, params, cluster_at, current):
+    """The view of the pool its operations left, failing on ERROR; with read_nodes, its Nodes in the result."""
+    if current.get('status') in ('ERROR', 'RUNNING_WITH_ERROR'):
+        what = 'node pool %s is %s' % (params['name'], current['status'])
+        message = current.get('statusMessage') or 'no status message'
+        head = common.capacity_message(GcpError(what, message), what) or '%s: %s' % (what, message)
+        executor.fail('%s. GKE keeps the pool and goes on trying: rerun later to pick it up, or delete it '
+                      '(state: absent) to create it elsewhere' % head, node_pool=current)
+    if params['read_nodes']:
+        cluster = module.container.get(cluster_at, action='read cluster %s' % params['cluster'])
+        expected = None
+        if not current.get('autoscaling', {}).get('enabled'):
+            size = gke_node_pool.current_size(module.compute, current)
+            size = int(current.get('initialNodeCount') or 0) if size is None else size
+            expected = size * len(current.get('locations') or [1])
+        executor.result['nodes'] = common.read_node_names(module.container.transport, cluster['endpoint'],
+                                                          (cluster.get('masterAuth') or {}).get('clusterCaCertificate'),
+                                                          params['name'], expected=expected, timeout=params['nodes_timeout'])
+    return gke_node_pool.view(current)
+
+
 def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
-    progress = common.Progress()
-    result = {'actions': [], 'progress': progress.lines, 'operations': progress.lines}
-    runner = PoolRunner(module, params, progress)
-    container = module.container
+    executor = Executor(module, progress_keys=('progress', 'operations'))
+    runner = PoolRunner(module.container, params, executor.progress)
     try:
         gke_cluster.check_location(params['location'])   # before the reads: a malformed location is named here, not by a 400
         current = runner.read()
-        if params['wait'] and params['state'] == 'present' and not module.check_mode:
-            current = runner.settle(current)
+        if params['wait'] and params['state'] == 'present':
+            current = executor.live(lambda: runner.settle(current), current)
         before = gke_node_pool.view(current)
         if params['state'] == 'absent':
-            if current is not None and not gke_node_pool.is_managed(current) and not params['delete_adopted']:
-                key, value = compute_catalog.MANAGED_LABEL
-                module.warn('node pool %s was not created by aiinfra.gpudirect (no resource label %s=%s): left alone; set '
-                            'delete_adopted: true to delete it' % (params['name'], key, value))
-                result['left_alone'] = ['node pool %s (not created by aiinfra.gpudirect)' % params['name']]
-                current = None
-            if current is not None:
-                result['actions'].append('delete node pool %s' % params['name'])
-                if not module.check_mode:
-                    runner.delete()
-            module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': None if current is not None else before},
-                             **result)
-
-        cluster_path = common.cluster_path(params['location'], params['cluster'])
-        current_cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
-        if current_cluster is None and module.check_mode:
-            module.warn('cluster %s does not exist yet (check mode of a first run?): the pool is planned as for the cluster '
-                        'gke_gpudirect_cluster would create; its checks against the cluster run when it exists' % params['cluster'])
-        plan = gke_node_pool.plan_from_params(params, current_cluster, cluster_planned=module.check_mode)
-        result['plan'] = plan.summary()
-        result['additional_networks'] = plan.summary()['additional_networks']
-        after = gke_node_pool.planned_view(plan, current)
-        if current is not None:
-            calls, immutable = gke_node_pool.changes(plan, current, current_size=gke_node_pool.current_size(module.compute, current))
-            if immutable:
-                result['immutable'] = ['%s (now %s, planned %s)' % item for item in immutable]
-                if not params['recreate']:
-                    module.fail_json(msg='node pool %s differs in fields the API cannot change: %s; immutable: recreate the node pool '
-                                     '(recreate: true deletes it and creates it as planned)'
-                                     % (params['name'], gke_node_pool.describe_immutable(immutable)), **result)
-                result['actions'] += ['delete node pool %s (immutable: %s)' % (params['name'], ', '.join(f for f, _h, _w in immutable)),
-                                      'create node pool %s' % params['name']]
-                if not module.check_mode:
-                    runner.delete()
-                    runner.create(plan.body, wait=params['wait'])
-            else:
-                for method, body in calls:
-                    result['actions'].append('%s node pool %s: %s' % (method, params['name'], body))
-                    if not module.check_mode:
-                        current = runner.apply(method, body, current)
+            after = remove(executor, runner, params, current)
         else:
-            result['actions'].append('create node pool %s (%s x %d)' % (params['name'], plan.family.machine_type, plan.body['initialNodeCount']))
-            if not module.check_mode:
-                runner.create(plan.body, wait=params['wait'])
-        result['nodes'] = []
-        if not module.check_mode:
-            current = runner.read()   # with wait: false, as GKE accepted it (PROVISIONING after a create)
-        if not module.check_mode and params['wait']:
-            if current.get('status') in ('ERROR', 'RUNNING_WITH_ERROR'):
-                what = 'node pool %s is %s' % (params['name'], current['status'])
-                message = current.get('statusMessage') or 'no status message'
-                head = common.capacity_message(GcpError(what, message), what) or '%s: %s' % (what, message)
-                module.fail_json(msg='%s. GKE keeps the pool and goes on trying: rerun later to pick it up, or delete it '
-                                     '(state: absent) to create it elsewhere' % head, node_pool=current, **result)
-            after = gke_node_pool.view(current)
-            if params['read_nodes']:
-                cluster = container.get(cluster_path, action='read cluster %s' % params['cluster'])
-                expected = None
-                if not current.get('autoscaling', {}).get('enabled'):
-                    size = gke_node_pool.current_size(module.compute, current)
-                    size = int(current.get('initialNodeCount') or 0) if size is None else size
-                    expected = size * len(current.get('locations') or [1])
-                result['nodes'] = common.read_node_names(container.transport, cluster['endpoint'],
-                                                         (cluster.get('masterAuth') or {}).get('clusterCaCertificate'),
-                                                         params['name'], expected=expected, timeout=params['nodes_timeout'])
-        if current is not None:
-            result['node_pool'] = current
+            after = converge(module, executor, runner, params, current)
     except (InputError, GcpError) as exc:
-        module.fail_from(exc, **result)
-    module.exit_json(changed=bool(result['actions']), diff={'before': before, 'after': after}, **result)
+        executor.fail(exc)
+    executor.report(before, after)
 
 
 if __name__ == '__main__':

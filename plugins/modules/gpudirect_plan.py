@@ -232,11 +232,12 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import insta
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import lookups
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import network as gce_network
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import FIELD, InputError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import region_path, reservation_path
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, node_pool_path, server_config_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common as gke_common
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render as k8s_render
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import command as nccl_command
@@ -555,7 +556,7 @@ def read_gke(container, compute, stages, problems):
         location = cluster_params['location']
         try:
             gke_cluster.check_location(location)
-            server_config = container.get('%s/serverConfig' % location, action='read the GKE versions of %s' % location)
+            server_config = container.get(server_config_path(location), action='read the GKE versions of %s' % location)
             if server_config is None:
                 raise InputError("location: '%s' is not a location of Kubernetes Engine; give a zone or region such as us-central1-a"
                                  % location)
@@ -568,7 +569,7 @@ def read_gke(container, compute, stages, problems):
             problems.add('cluster', 'location: %s is not a Kubernetes Engine location (%s); give a zone or region such as us-central1-a'
                          % (location, exc.message.rstrip('.')))
         if cluster_plan is not None:
-            path = gke_common.cluster_path(location, cluster_params['cluster'])
+            path = cluster_path(location, cluster_params['cluster'])
             current_cluster = container.get(path, action='read cluster %s' % cluster_params['cluster'])
             if current_cluster is not None:
                 _updates, refusals = gke_cluster.changes(cluster_plan, current_cluster)
@@ -596,7 +597,7 @@ def read_gke(container, compute, stages, problems):
         check_pool_reservation(compute, pool_params, pool_plan, zones, problems)
     current_pool = None
     if current_cluster is not None:
-        path = gke_common.node_pool_path(pool_params['location'], pool_params['cluster'], pool_params['name'])
+        path = node_pool_path(pool_params['location'], pool_params['cluster'], pool_params['name'])
         current_pool = container.get(path, action='read node pool %s' % pool_params['name'])
         if current_pool is not None and not pool_params['recreate']:
             _calls, immutable = gke_node_pool.changes(pool_plan, current_pool)
@@ -628,7 +629,7 @@ def check_pool_gpu_quota(compute, params, plan, zones, current_pool, problems):
         return
     metric = ('PREEMPTIBLE_' if params['provisioning'] == 'spot' else '') + family.gpu_quota_metric
     region = links.region_of(zones[0])
-    resource = compute.get('regions/%s' % region, "get region '%s'" % region) or {}
+    resource = compute.get(region_path(region), "get region '%s'" % region) or {}
     quota = next((item for item in resource.get('quotas') or [] if item.get('metric') == metric), None)
     if quota is None:
         return
@@ -644,10 +645,9 @@ def check_pool_gpu_quota(compute, params, plan, zones, current_pool, problems):
 def check_pool_reservation(compute, params, plan, zones, problems):
     """The reservation the pool names exists in one of its zones (GKE refuses the pool otherwise) and reserves its machine type."""
     project = params['reservation_project']
-    prefix = 'projects/%s/' % project if project else ''
     found = None
     for zone in zones:
-        found = compute.get('%szones/%s/reservations/%s' % (prefix, zone, params['reservation']),
+        found = compute.get(reservation_path(zone, params['reservation'], project),
                             "get reservation '%s'" % params['reservation'])
         if found is not None:
             break

@@ -103,8 +103,8 @@ def test_reservation_bound_needs_an_existing_reservation(sandbox, vms, connectio
     assert refused['failed'] is True
     assert "reservation: 'res-a' does not exist in us-central1-a" in refused['msg']
     assert [e for e in mutating(sandbox) if '/instances' in e['path']] == []
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import clients_from
+    compute = clients_from(dict(connection, auth_kind='none'), environ={}).compute
     compute.run('POST', 'zones/%s/reservations' % ZONE, 'create reservation', body={
         'name': 'res-a', 'specificReservation': {'count': '2', 'instanceProperties': {'machineType': 'a3-highgpu-8g'}},
         'specificReservationRequired': True})
@@ -230,8 +230,8 @@ def test_reservation_the_vms_cannot_use_is_refused_before_any_insert(sandbox, vm
     """Compute Engine refuses VMs that name a reservation of another machine type, one made without
     specificReservationRequired, or one without room (tests/sandbox/instances.py, _check_reservation); the module
     refuses them first, naming the option and the fix."""
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import clients_from
+    compute = clients_from(dict(connection, auth_kind='none'), environ={}).compute
     for name, machine, specific, count in (('mega', 'a3-megagpu-8g', True, 2), ('open', 'a3-highgpu-8g', False, 2), ('one', 'a3-highgpu-8g', True, 1)):
         compute.run('POST', 'zones/%s/reservations' % ZONE, 'create reservation', body={
             'name': name, 'specificReservationRequired': specific,
@@ -391,9 +391,9 @@ def test_bad_input_is_refused_before_any_mutating_request(sandbox, vms, override
 def test_keys_added_by_others_are_kept_unless_the_field_is_exclusive(sandbox, vms, connection):
     """An ssh-keys entry (as gcloud compute ssh or OS Login tooling writes it), a label and a tag added outside the
     collection survive a rerun; a key the user gives is set beside them; `exclusive` enforces the whole set."""
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import clients_from
     vms(count=1, labels={'team': 'ml'}, tags=['gpu'])
-    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    compute = clients_from(dict(connection, auth_kind='none'), environ={}).compute
     vm = compute.get('zones/%s/instances/hi-vm-1' % ZONE)
     path = 'zones/%s/instances/hi-vm-1' % ZONE
     compute.run('POST', path + '/setMetadata', 'add ssh-keys', body={
@@ -419,9 +419,9 @@ def test_keys_added_by_others_are_kept_unless_the_field_is_exclusive(sandbox, vm
 
 
 def test_present_leaves_a_stopped_vm_stopped_while_another_changes(sandbox, vms, connection):
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import clients_from
     vms(count=2)
-    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    compute = clients_from(dict(connection, auth_kind='none'), environ={}).compute
     compute.run('POST', 'zones/%s/instances/hi-vm-1/stop' % ZONE, 'stop by hand')
     count = len(mutating(sandbox))
     result = vms(count=2, names=None, labels={'team': 'ml'}, timeout=30)
@@ -434,12 +434,12 @@ def test_present_leaves_a_stopped_vm_stopped_while_another_changes(sandbox, vms,
 def test_a_rerun_while_a_vm_is_provisioning_waits_for_it(sandbox, vms, connection):
     """The insert of hi-vm-2 is still running (2 s operations) when the module runs again: the VM is PROVISIONING,
     so the plan is to wait for it, and the module returns it RUNNING instead of reporting nothing to do."""
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import clients_from
     from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
     vms(count=1)
     params = dict(gce_instance_defaults(), zone=ZONE, machine_type='a3-highgpu-8g', network_prefix='hi', count=2, boot_disk_size_gb=50)
     _names, spec = gce_instance.build_from_params(params, PROJECT)
-    compute = gcp_client.clients_from(dict(connection, auth_kind='none'), environ={}).compute
+    compute = clients_from(dict(connection, auth_kind='none'), environ={}).compute
     sandbox.latency = 2.0
     compute.call('POST', 'zones/%s/instances' % ZONE, 'insert without waiting', body=spec.body('hi-vm-2'))
     assert instances(sandbox)['hi-vm-2']['status'] == 'PROVISIONING'

@@ -125,9 +125,10 @@ def a3_high_instance(name, prefix):
 
 
 def sandbox_compute(sandbox):
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-    settings = gcp_client.resolve_settings({'project': PROJECT, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
-    return gcp_client.Clients(settings, retry=gcp_client.RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import Clients
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import RetryPolicy, resolve_settings
+    settings = resolve_settings({'project': PROJECT, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
+    return Clients(settings, retry=RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
 
 
 def test_a3_mega_fabric_under_faults_converges_without_duplicates(sandbox, fabric):

@@ -1,4 +1,4 @@
-"""module_utils/gcp/client.py against the sandbox: real HTTP, real operations, injected faults."""
+"""module_utils/gcp/ (transport, compute, container) against the sandbox: real HTTP, real operations, injected faults."""
 
 import collections
 import random
@@ -6,7 +6,10 @@ import urllib.parse
 
 import pytest
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import Clients
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError, GcpTimeout
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import RetryPolicy, resolve_settings
 
 PROJECT = 'sandbox-project'
 REGION = 'us-central1'
@@ -15,12 +18,12 @@ FAST_RETRY = dict(initial_delay=0.01, max_delay=0.05, deadline=30.0)
 
 
 def make_clients(sandbox, **retry):
-    settings = gcp_client.resolve_settings({'project': PROJECT, 'auth_kind': 'none'}, {
+    settings = resolve_settings({'project': PROJECT, 'auth_kind': 'none'}, {
         'CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE': sandbox.compute_url,
         'CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER': sandbox.container_url,
     })
-    policy = gcp_client.RetryPolicy(rng=random.Random(1), **dict(FAST_RETRY, **retry))
-    return gcp_client.Clients(settings, retry=policy)
+    policy = RetryPolicy(rng=random.Random(1), **dict(FAST_RETRY, **retry))
+    return Clients(settings, retry=policy)
 
 
 @pytest.fixture
@@ -86,7 +89,7 @@ def test_every_mutating_compute_call_carries_a_request_id(sandbox, clients):
 
 def test_conflict_is_one_line_naming_the_resource(clients):
     clients.compute.run('POST', 'global/networks', "create network 'dup-net'", body=network_body('dup-net'))
-    with pytest.raises(gcp_client.GcpError) as caught:
+    with pytest.raises(GcpError) as caught:
         clients.compute.run('POST', 'global/networks', "create network 'dup-net'", body=network_body('dup-net'))
     error = caught.value
     assert error.status == 409
@@ -96,7 +99,7 @@ def test_conflict_is_one_line_naming_the_resource(clients):
 
 
 def test_refused_request_is_not_retried(sandbox, clients):
-    with pytest.raises(gcp_client.GcpError) as caught:
+    with pytest.raises(GcpError) as caught:
         clients.compute.call('POST', 'global/networks', "create network 'jumbo'", body=network_body('jumbo', mtu=9000))
     assert caught.value.status == 400
     assert len([e for e in sandbox.request_log() if e['method'] == 'POST']) == 1
@@ -104,7 +107,7 @@ def test_refused_request_is_not_retried(sandbox, clients):
 
 def test_pagination_follows_next_page_token(sandbox, clients):
     names = ['page-net-%d' % index for index in range(7)]
-    for name, _result, error in gcp_client.map_concurrently(
+    for name, _result, error in map_concurrently(
             lambda name: clients.compute.run('POST', 'global/networks', 'create %s' % name, body=network_body(name)), names):
         assert error is None, name
     listed = [item['name'] for item in clients.compute.list('global/networks', params={'maxResults': 3})]
@@ -127,7 +130,7 @@ def test_operation_error_names_the_resource_and_code(sandbox, clients):
     compute.run('POST', 'global/networks', 'create network', body=network_body('cap-net'))
     compute.run('POST', 'regions/%s/subnetworks' % REGION, 'create subnet', body=subnet_body('cap-sub', 'cap-net', '10.1.0.0/24'))
     sandbox.inject_fault(method='compute.instances.insert', kind='ZONE_RESOURCE_POOL_EXHAUSTED', count=1)
-    with pytest.raises(gcp_client.GcpError) as caught:
+    with pytest.raises(GcpError) as caught:
         compute.run('POST', 'zones/%s/instances' % ZONE, "create instance 'vm-cap' in %s" % ZONE, body=instance_body('vm-cap', ['cap-net']))
     assert caught.value.codes == ('ZONE_RESOURCE_POOL_EXHAUSTED',)
     assert caught.value.capacity
@@ -154,7 +157,7 @@ def test_wait_timeout_says_the_operation_goes_on(sandbox):
     sandbox.latency = 5
     clients = make_clients(sandbox)
     operation = clients.compute.call('POST', 'global/networks', 'create network', body=network_body('late-net'))
-    with pytest.raises(gcp_client.GcpTimeout, match='still (PENDING|RUNNING) after 0.3s; it goes on in Google Cloud, rerun to pick it up'):
+    with pytest.raises(GcpTimeout, match='still (PENDING|RUNNING) after 0.3s; it goes on in Google Cloud, rerun to pick it up'):
         clients.compute.wait(operation, "create network 'late-net'", timeout=0.3)
 
 
@@ -171,7 +174,7 @@ def test_retry_after_is_honoured(sandbox):
 def test_retry_deadline_gives_up_with_the_last_cause(sandbox):
     clients = make_clients(sandbox, deadline=0.3)
     sandbox.inject_fault(method='compute.networks.get', kind='http_503', rate=1.0)
-    with pytest.raises(gcp_client.GcpTimeout) as caught:
+    with pytest.raises(GcpTimeout) as caught:
         clients.compute.get('global/networks/any', action="get network 'any'")
     assert caught.value.status == 503
     assert 'gave up after the retry deadline of 0.3s' in str(caught.value)
@@ -191,7 +194,7 @@ def test_dropped_connections_are_retried(sandbox, clients):
 def test_map_concurrently_reports_each_failure_by_item(sandbox, clients):
     sandbox.inject_fault(method='compute.networks.insert', kind='QUOTA_EXCEEDED', count=1)
     names = ['conc-a', 'conc-b', 'conc-c']
-    outcome = gcp_client.map_concurrently(
+    outcome = map_concurrently(
         lambda name: clients.compute.run('POST', 'global/networks', "create network '%s'" % name, body=network_body(name)), names)
     assert [item for item, _result, _error in outcome] == names
     failed = [(item, error) for item, _result, error in outcome if error]
@@ -216,10 +219,10 @@ def test_fabric_under_thirty_percent_faults_is_created_exactly_once(sandbox):
         compute.run('POST', 'global/firewalls', "create firewall '%s-internal'" % name,
                     body=firewall_body('%s-internal' % name, name))
 
-    for name, _result, error in gcp_client.map_concurrently(create_network, networks):
+    for name, _result, error in map_concurrently(create_network, networks):
         assert error is None, '%s: %s' % (name, error)
     vms = ['fab-vm-1', 'fab-vm-2']
-    for name, _result, error in gcp_client.map_concurrently(
+    for name, _result, error in map_concurrently(
             lambda vm: compute.run('POST', 'zones/%s/instances' % ZONE, "create instance '%s'" % vm,
                                    body=instance_body(vm, networks, 'a3-megagpu-8g')), vms):
         assert error is None, '%s: %s' % (name, error)
@@ -255,13 +258,13 @@ def test_container_cluster_and_node_pool(sandbox, clients):
     clients.compute.run('POST', 'global/networks', 'create network', body={'name': 'default', 'autoCreateSubnetworks': True})
     body = {'cluster': {'name': 'c1', 'initialNodeCount': 1, 'network': 'default'}}
     operation = container.create('%s/clusters' % location, body, 'clusters/c1', "create cluster 'c1'")
-    done = container.wait(operation, "create cluster 'c1'", poll=gcp_client.RetryPolicy(initial_delay=0.01, max_delay=0.05))
+    done = container.wait(operation, "create cluster 'c1'", poll=RetryPolicy(initial_delay=0.01, max_delay=0.05))
     assert done['status'] == 'DONE'
     cluster = container.get('%s/clusters/c1' % location)
     assert cluster['status'] == 'RUNNING'
     pool = {'nodePool': {'name': 'gpu', 'initialNodeCount': 2, 'config': {'machineType': 'a3-highgpu-8g'}}}
     operation = container.create('%s/clusters/c1/nodePools' % location, pool, 'nodePools/gpu', "create node pool 'gpu'")
-    container.wait(operation, "create node pool 'gpu'", poll=gcp_client.RetryPolicy(initial_delay=0.01, max_delay=0.05))
+    container.wait(operation, "create node pool 'gpu'", poll=RetryPolicy(initial_delay=0.01, max_delay=0.05))
     # initialNodeCount gives the cluster its default-pool, as on GKE.
     assert [p['name'] for p in container.list('%s/clusters/c1/nodePools' % location, 'nodePools')] == ['default-pool', 'gpu']
     assert container.get('%s/clusters/absent' % location) is None

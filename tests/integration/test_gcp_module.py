@@ -6,6 +6,7 @@ import pytest
 from module_runner import patch_module_args
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import module as gcp_module
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 
 
 def run_module(capsys, args, body):
@@ -37,7 +38,7 @@ def test_errors_fail_once_with_their_parts(sandbox, capsys):
     def guarded(module):
         try:
             body(module)
-        except gcp_module.gcp_client.GcpError as exc:
+        except GcpError as exc:
             module.fail_from_error(exc)
 
     result = run_module(capsys, args, guarded)
@@ -75,7 +76,7 @@ def test_a_token_refresh_failure_is_one_authentication_error(sandbox, capsys):
     def guarded(module):
         try:
             list(module.compute.list('global/networks'))
-        except gcp_module.gcp_client.GcpError as exc:
+        except GcpError as exc:
             module.fail_from_error(exc)
 
     result = run_module(capsys, args, guarded)

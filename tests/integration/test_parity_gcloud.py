@@ -134,9 +134,10 @@ def resources(sandbox, project):
 
 
 def sandbox_compute(sandbox, project):
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
-    settings = gcp_client.resolve_settings({'project': project, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
-    return gcp_client.Clients(settings, retry=gcp_client.RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import Clients
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import RetryPolicy, resolve_settings
+    settings = resolve_settings({'project': project, 'auth_kind': 'none', 'compute_endpoint': sandbox.compute_url}, {})
+    return Clients(settings, retry=RetryPolicy(initial_delay=0.01, max_delay=0.05, deadline=30)).compute
 
 
 def project_numbers(found):

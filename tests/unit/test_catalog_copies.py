@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute, families, gke, openshift
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import ENVIRONMENT
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -149,7 +149,7 @@ def test_documented_fallbacks_are_the_clients_table(path):
         variables = re.findall(r'Falls back to (?:the )?E\(([A-Z_]+)\)', text)
         if variables:
             documented[name] = variables[0]
-    expected = dict(gcp_client.ENVIRONMENT)
+    expected = dict(ENVIRONMENT)
     if path.endswith('inventory/gce.py'):
         # The inventory lists projects (plural) from GCP_PROJECT and has no Kubernetes Engine endpoint.
         expected['projects'] = expected.pop('project')
@@ -160,7 +160,7 @@ def test_documented_fallbacks_are_the_clients_table(path):
 def test_modules_fall_back_to_the_clients_table():
     from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import module as gcp_module
     fallbacks = {name: spec['fallback'][1] for name, spec in gcp_module.CONNECTION_ARGUMENT_SPEC.items() if 'fallback' in spec}
-    assert fallbacks == {name: [variable] for name, variable in gcp_client.ENVIRONMENT.items()}
+    assert fallbacks == {name: [variable] for name, variable in ENVIRONMENT.items()}
 
 
 # -- what the sandbox serves as Google's side ----------------------------------------------------

@@ -163,7 +163,7 @@ def check_provisioning_model(family, provisioning_model, field='provisioning_mod
     dispute = dict(family.disputed_provisioning_models).get(model)
     if dispute and not accept_disputed:
         raise InputError('%s: %s on %s is disputed: %s; it is refused unless you accept that (accept_disputed_provisioning_model: '
-                         'true, once your reservation takes it), or choose another model' % (field, PROVISIONING_MODELS[model], family.machine_type,
+                         'true, once your reservation takes it), or choose another model' % (field, model, family.machine_type,
                                                                                              dispute))
     return PROVISIONING_MODELS[model]
 

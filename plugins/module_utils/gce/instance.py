@@ -18,6 +18,8 @@ import re
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import (
+    disk_type_path, image_family_path, machine_type_path, network_path, resource_policy_path, subnetwork_path)
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import vm
 
@@ -118,12 +120,12 @@ class InstanceSpec:
         zone = zone or self.zone
         body = copy.deepcopy(self.template)
         body['name'] = name
-        body['machineType'] = 'zones/%s/machineTypes/%s' % (zone, self.family.machine_type)
+        body['machineType'] = machine_type_path(zone, self.family.machine_type)
         # Disk types are zonal too: a VM that falls back to another zone names that zone's disk type.
         for disk in body.get('disks', []):
             params = disk.get('initializeParams') or {}
             if params.get('diskType'):
-                params['diskType'] = 'zones/%s/diskTypes/%s' % (zone, links.resource_name(params['diskType']))
+                params['diskType'] = disk_type_path(zone, links.resource_name(params['diskType']))
         return body
 
 
@@ -190,12 +192,12 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     if image:
         source = image
     else:
-        source = 'projects/%s/global/images/family/%s' % (image_project or family.image_project, image_family or family.image_family)
+        source = image_family_path(image_project or family.image_project, image_family or family.image_family)
     disk = {'autoDelete': True, 'boot': True, 'mode': 'READ_WRITE', 'type': 'PERSISTENT', 'initializeParams': {'sourceImage': source}}
     if boot_disk_size_gb is not None:
         disk['initializeParams']['diskSizeGb'] = str(boot_disk_size_gb)
     if boot_disk_type:
-        disk['initializeParams']['diskType'] = 'zones/%s/diskTypes/%s' % (zone, boot_disk_type)
+        disk['initializeParams']['diskType'] = disk_type_path(zone, boot_disk_type)
     body['disks'] = [disk]
 
     for key, value in (metadata or {}).items():
@@ -227,12 +229,12 @@ def build_instance_spec(project, zone, machine_type, interfaces, provisioning_mo
     if tags:
         body['tags'] = {'items': sorted(tags)}
     if placement_policy:
-        body['resourcePolicies'] = ['regions/%s/resourcePolicies/%s' % (links.region_of(zone), placement_policy)]
+        body['resourcePolicies'] = [resource_policy_path(links.region_of(zone), placement_policy)]
 
     nics = []
     for index, (network, subnetwork) in enumerate(interfaces):
-        nic = {'network': network if '/' in network else 'global/networks/%s' % network,
-               'subnetwork': subnetwork if '/' in subnetwork else 'regions/%s/subnetworks/%s' % (links.region_of(zone), subnetwork),
+        nic = {'network': network if '/' in network else network_path(network),
+               'subnetwork': subnetwork if '/' in subnetwork else subnetwork_path(links.region_of(zone), subnetwork),
                'nicType': families.GVNIC}
         if index == 0 and external_ip:
             nic['accessConfigs'] = [{'name': 'external-nat', 'type': 'ONE_TO_ONE_NAT'}]
@@ -493,12 +495,15 @@ class VmPlan:
     """The steps for one VM, in order, and the status the call waits for afterwards (None: no wait).
 
     steps: any of create, recreate, update, start, stop, delete, wait; [] leaves the VM as it is. refused names
-    the fields that only a new VM can change when recreate is off."""
+    the fields that only a new VM can change when recreate is off. in_place: the fields an update sets; fixed: the
+    fields a recreate is for."""
 
-    def __init__(self, steps=(), wait_for=None, refused=()):
+    def __init__(self, steps=(), wait_for=None, refused=(), in_place=(), fixed=()):
         self.steps = list(steps)
         self.wait_for = wait_for
         self.refused = list(refused)
+        self.in_place = list(in_place)
+        self.fixed = list(fixed)
 
     def __eq__(self, other):
         return (self.steps, self.wait_for, self.refused) == (other.steps, other.wait_for, other.refused)
@@ -508,7 +513,15 @@ class VmPlan:
 
 
 def plan_vm(status, state, in_place=(), fixed=(), recreate=False):
-    """The plan of one VM: status is its current status (None when it does not exist), state the module's state.
+    """The plan of one VM: status is its current status (None when it does not exist), state the module's state;
+    in_place and fixed (differences) go with it for the steps that use them."""
+    plan = _vm_steps(status, state, in_place, fixed, recreate)
+    plan.in_place, plan.fixed = list(in_place), list(fixed)
+    return plan
+
+
+def _vm_steps(status, state, in_place, fixed, recreate):
+    """The steps of plan_vm.
 
     Only started and stopped change a VM's power state; present leaves a stopped VM stopped and waits for a VM
     that is still starting (a rerun during PROVISIONING waits instead of reporting nothing to do)."""

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import ipaddress
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import (
+    disk_type_path, machine_type_path, networks_path, region_path, reservation_path, subnetworks_path)
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 # Every subnet's primary range loses 4 addresses: network, default gateway, second-to-last (reserved by
@@ -26,7 +28,7 @@ RESERVED_ADDRESSES_PER_SUBNET = 4
 
 def zones_of_region(compute, region, field='zone'):
     """The zone names of a region, from regions.get; InputError when the region does not exist."""
-    resource = compute.get('regions/%s' % region, "get region '%s'" % region)
+    resource = compute.get(region_path(region), "get region '%s'" % region)
     if resource is None:
         raise InputError("%s: region '%s' does not exist in Compute Engine; give a zone of an existing region, e.g. us-central1-a"
                          % (field, region))
@@ -43,13 +45,13 @@ def check_zones(compute, zone, fallback_zones=(), field='zone'):
 
 
 def check_machine_type(compute, zone, machine_type, field='zone'):
-    if compute.get('zones/%s/machineTypes/%s' % (zone, machine_type), "get machine type '%s'" % machine_type) is None:
+    if compute.get(machine_type_path(zone, machine_type), "get machine type '%s'" % machine_type) is None:
         raise InputError('%s: %s is not offered in zone %s; choose a zone that has it (see "GPU regions and zones" in the '
                          'Compute Engine documentation)' % (field, machine_type, zone))
 
 
 def check_disk_type(compute, zone, disk_type, field='boot_disk_type'):
-    if disk_type and compute.get('zones/%s/diskTypes/%s' % (zone, disk_type), "get disk type '%s'" % disk_type) is None:
+    if disk_type and compute.get(disk_type_path(zone, disk_type), "get disk type '%s'" % disk_type) is None:
         raise InputError("%s: disk type '%s' does not exist in %s; use one such as pd-balanced or pd-ssd" % (field, disk_type, zone))
 
 
@@ -103,7 +105,7 @@ class ConcurrentReads:
 
     def __init__(self, compute, expect):
         self.compute = compute
-        outcomes = gcp_client.map_concurrently(self._fetch, expect, max_workers=len(expect))
+        outcomes = map_concurrently(self._fetch, expect, max_workers=len(expect))
         self.answers = {read: (result, error) for read, result, error in outcomes}
 
     def _fetch(self, read):
@@ -145,11 +147,11 @@ def references_reads(spec, zone, fallback_zones):
     """The reads check_references makes, for ConcurrentReads."""
     region = links.region_of(zone)
     disk = spec.template['disks'][0]['initializeParams']
-    reads = [('get', 'regions/%s' % region)]
-    reads += [('get', 'zones/%s/machineTypes/%s' % (name, spec.family.machine_type)) for name in [zone] + list(fallback_zones)]
+    reads = [('get', region_path(region))]
+    reads += [('get', machine_type_path(name, spec.family.machine_type)) for name in [zone] + list(fallback_zones)]
     if disk.get('diskType'):
-        reads.append(('get', 'zones/%s/diskTypes/%s' % (zone, links.resource_name(disk['diskType']))))
-    reads += [('get', image_path(disk['sourceImage'])), ('list', 'global/networks'), ('list', 'regions/%s/subnetworks' % region),
+        reads.append(('get', disk_type_path(zone, links.resource_name(disk['diskType']))))
+    reads += [('get', image_path(disk['sourceImage'])), ('list', networks_path()), ('list', subnetworks_path(region)),
               ('aggregated', 'instances')]
     return reads
 
@@ -172,8 +174,8 @@ def check_references(compute, spec, names, zone, fallback_zones=(), planned_subn
     check_image(compute, disk['sourceImage'], field='image' if '/family/' not in disk['sourceImage'] else 'image_family')
     region = links.region_of(zone)
     planned = dict(planned_subnets or {})
-    networks = {item['name'] for item in compute.list('global/networks', 'list networks')}
-    existing = {item['name']: item for item in compute.list('regions/%s/subnetworks' % region, 'list subnetworks')}
+    networks = {item['name'] for item in compute.list(networks_path(), 'list networks')}
+    existing = {item['name']: item for item in compute.list(subnetworks_path(region), 'list subnetworks')}
     subnets = []
     for nic in spec.template['networkInterfaces']:
         network, subnet = links.resource_name(nic['network']), links.resource_name(nic['subnetwork'])
@@ -196,7 +198,7 @@ def check_references(compute, spec, names, zone, fallback_zones=(), planned_subn
 def check_reservation(compute, name, zone, machine_type, new_vms):
     """The reservation that VMs name exists and takes them: Compute Engine refuses VMs of another machine type,
     VMs naming a reservation made without specificReservationRequired, and VMs beyond its free count."""
-    path = name if '/' in name else 'zones/%s/reservations/%s' % (zone, name)
+    path = name if '/' in name else reservation_path(zone, name)
     reservation = compute.get(path, "get reservation '%s'" % name)
     if reservation is None:
         raise InputError("reservation: '%s' does not exist in %s; create it or name an existing one" % (name, zone))

@@ -20,6 +20,8 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import f
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import (
+    firewalls_path, network_path, network_profile_path, networks_path, subnetworks_path)
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 # The API accepts MTUs from 1300 to 8896 (Compute Engine VPC documentation).
@@ -101,10 +103,6 @@ class NetworkPlan:
                 'region': self.region, 'mtu': self.mtu, 'management_cidr': self.management_cidr,
                 'data_cidrs': list(self.data_cidrs), 'internal_source_ranges': list(self.internal_source_ranges),
                 'networks': self.network_names}
-
-
-def _network(project, name):
-    return 'projects/%s/global/networks/%s' % (project, name)
 
 
 def _check_name(field, name):
@@ -196,16 +194,16 @@ def build_plan(project, region, machine_type, prefix, mtu=None, management_cidr=
         _check_name('network_prefix', name)
 
     def network(name):
-        return ResourcePlan('network', 'global/networks', name, {
+        return ResourcePlan('network', networks_path(), name, {
             'name': name, 'autoCreateSubnetworks': False, 'mtu': mtu, 'routingConfig': {'routingMode': 'REGIONAL'}})
 
     def subnet(name, network_name, cidr):
-        return ResourcePlan('subnetwork', 'regions/%s/subnetworks' % region, name, {
-            'name': name, 'network': _network(project, network_name), 'ipCidrRange': cidr, 'privateIpGoogleAccess': False})
+        return ResourcePlan('subnetwork', subnetworks_path(region), name, {
+            'name': name, 'network': network_path(network_name, project), 'ipCidrRange': cidr, 'privateIpGoogleAccess': False})
 
     def firewall(name, network_name, rules, sources):
-        return ResourcePlan('firewall', 'global/firewalls', name, {
-            'name': name, 'network': _network(project, network_name), 'direction': 'INGRESS',
+        return ResourcePlan('firewall', firewalls_path(), name, {
+            'name': name, 'network': network_path(network_name, project), 'direction': 'INGRESS',
             'allowed': parse_rules(rules), 'sourceRanges': list(sources)})
 
     (mgmt, mgmt_subnet), *data_names = compute.network_interfaces(prefix, count)
@@ -335,19 +333,19 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
     def network(name, profile=None):
         body = {'name': name, 'autoCreateSubnetworks': False, 'mtu': mtu, 'routingConfig': {'routingMode': 'REGIONAL'}}
         if profile:
-            body['networkProfile'] = 'global/networkProfiles/%s' % profile
+            body['networkProfile'] = network_profile_path(profile)
         _check_name('network_prefix', name)
-        return ResourcePlan('network', 'global/networks', name, body)
+        return ResourcePlan('network', networks_path(), name, body)
 
     def subnet(name, network_name, cidr):
         _check_name('network_prefix', name)
-        return ResourcePlan('subnetwork', 'regions/%s/subnetworks' % region, name, {
-            'name': name, 'network': _network(project, network_name), 'ipCidrRange': cidr, 'privateIpGoogleAccess': False})
+        return ResourcePlan('subnetwork', subnetworks_path(region), name, {
+            'name': name, 'network': network_path(network_name, project), 'ipCidrRange': cidr, 'privateIpGoogleAccess': False})
 
     def firewall(name, network_name):
         _check_name('network_prefix', name)
-        return ResourcePlan('firewall', 'global/firewalls', name, {
-            'name': name, 'network': _network(project, network_name), 'direction': 'INGRESS', 'allowed': parse_rules(rules),
+        return ResourcePlan('firewall', firewalls_path(), name, {
+            'name': name, 'network': network_path(network_name, project), 'direction': 'INGRESS', 'allowed': parse_rules(rules),
             'sourceRanges': list(sources)})
 
     chains = []

@@ -3,7 +3,7 @@
 """The one base of the collection's Google Cloud modules.
 
 GpuDirectModule adds the connection options (documented in doc_fragments/gcp.py) to a module's
-argument spec, with the GCP_* / CLOUDSDK_* environment fallbacks, builds the clients of gcp/client.py
+argument spec, with the GCP_* / CLOUDSDK_* environment fallbacks, builds the clients of gcp/clients.py
 once asked, and turns a GcpError into one fail_json call that carries the status, reason and
 operation error codes.
 """
@@ -12,21 +12,23 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import transport
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.clients import clients_from
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 
 _CONNECTION_OPTIONS = {
     'project': {'type': 'str'},
-    'auth_kind': {'type': 'str', 'default': 'application', 'choices': list(gcp_client.AUTH_KINDS)},
+    'auth_kind': {'type': 'str', 'default': 'application', 'choices': list(transport.AUTH_KINDS)},
     'service_account_file': {'type': 'path'},
     'service_account_contents': {'type': 'jsonarg', 'no_log': True},
     'access_token': {'type': 'str', 'no_log': True},
-    'scopes': {'type': 'list', 'elements': 'str', 'default': list(gcp_client.DEFAULT_SCOPES)},
-    'compute_endpoint': {'type': 'str', 'default': gcp_client.COMPUTE_DEFAULT_ENDPOINT},
-    'container_endpoint': {'type': 'str', 'default': gcp_client.CONTAINER_DEFAULT_ENDPOINT},
+    'scopes': {'type': 'list', 'elements': 'str', 'default': list(transport.DEFAULT_SCOPES)},
+    'compute_endpoint': {'type': 'str', 'default': transport.COMPUTE_DEFAULT_ENDPOINT},
+    'container_endpoint': {'type': 'str', 'default': transport.CONTAINER_DEFAULT_ENDPOINT},
 }
 CONNECTION_ARGUMENT_SPEC = dict(
-    {name: dict(spec, fallback=(env_fallback, [gcp_client.ENVIRONMENT[name]])) for name, spec in _CONNECTION_OPTIONS.items()},
+    {name: dict(spec, fallback=(env_fallback, [transport.ENVIRONMENT[name]])) for name, spec in _CONNECTION_OPTIONS.items()},
     retry_deadline={'type': 'float', 'default': 300.0},
 )
 
@@ -60,10 +62,10 @@ class GpuDirectModule:
                 self.module.fail_json(msg='project is required: set the project option or the GCP_PROJECT environment variable')
             if links.project_id_problem(params['project']):
                 self.module.fail_json(msg=links.project_id_problem(params['project']))
-            retry = gcp_client.RetryPolicy(deadline=params['retry_deadline'])
+            retry = transport.RetryPolicy(deadline=params['retry_deadline'])
             try:
-                self._clients = gcp_client.clients_from(params, environ={}, retry=retry)
-            except gcp_client.GcpError as exc:
+                self._clients = clients_from(params, environ={}, retry=retry)
+            except GcpError as exc:
                 self.fail_from_error(exc)
         return self._clients
 
@@ -86,7 +88,7 @@ class GpuDirectModule:
 
     def fail_from(self, error, **result):
         """Fail with an InputError's text (it names the field and the fix) or a GcpError's text and parts."""
-        if isinstance(error, gcp_client.GcpError):
+        if isinstance(error, GcpError):
             self.fail_from_error(error, **result)
         self.module.fail_json(msg=str(error), **result)
 

@@ -1,10 +1,10 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the GKE modules share: plan errors, Container API paths, progress lines, the field-by-field
+"""What the GKE modules share: plan errors, the field-by-field
 comparison of managed fields, reading a node pool's Nodes from the cluster's Kubernetes API, and
 writing a cluster's kubeconfig file.
 
-Everything but ``read_node_names`` and ``write_kubeconfig`` is pure data, unit-tested on its own.
+Everything but ``read_node_names`` and the kubeconfig file is pure data, unit-tested on its own.
 """
 
 from __future__ import annotations
@@ -35,14 +35,6 @@ def gke_family(machine_type, field='machine_type'):
     return family
 
 
-def cluster_path(location, cluster):
-    return '%s/clusters/%s' % (location, cluster)
-
-
-def node_pool_path(location, cluster, pool):
-    return '%s/clusters/%s/nodePools/%s' % (location, cluster, pool)
-
-
 def dig(resource, dotted, default=None):
     """``dig(cluster, 'networkConfig.datapathProvider')``: a nested field, or ``default``."""
     value = resource
@@ -51,28 +43,6 @@ def dig(resource, dotted, default=None):
             return default
         value = value[part]
     return value
-
-
-class Progress:
-    """Progress lines of Container operations, one per change of status or progress, for the result."""
-
-    def __init__(self):
-        self.lines = []
-        self._last = {}
-
-    def __call__(self, operation):
-        name = operation.get('name', '?')
-        stages = [stage for stage in (operation.get('progress') or {}).get('stages') or [] if stage.get('status')]
-        detail = operation.get('detail') or operation.get('statusMessage') or ''
-        state = (operation.get('operationType', ''), operation.get('status'), detail,
-                 tuple((s.get('name'), s.get('status')) for s in stages))
-        if self._last.get(name) == state:
-            return
-        self._last[name] = state
-        line = '%s %s: %s' % (operation.get('operationType') or 'operation', name, operation.get('status'))
-        if detail:
-            line += ' (%s)' % detail
-        self.lines.append(line)
 
 
 def capacity_message(error, what):
@@ -187,18 +157,19 @@ def merged_kubeconfig(existing, config):
     return merged
 
 
-def write_kubeconfig(path, config, check_mode=False):
-    """Merge the kubeconfig ``config`` (a dict) into the file ``path`` unless it already holds it (merged_kubeconfig:
-    what else the file holds stays); returns whether it was written (in check mode: would be). A new file is JSON,
-    which kubectl and kubernetes.core read as the YAML it is; an existing file keeps its format. Mode 0600 (it holds
-    no secret, like gcloud's, but is the user's), its directory created with mode 0700, replaced in one rename."""
-    path = os.path.expanduser(path)
-    existing, form = read_kubeconfig(path)
+def kubeconfig_update(path, config):
+    """(the file's content with the kubeconfig ``config`` (a dict) merged in, its format) when the file ``path`` does
+    not already hold it, else None. merged_kubeconfig says what else the file holds stays."""
+    existing, form = read_kubeconfig(os.path.expanduser(path))
     merged = merged_kubeconfig(existing, config)
-    if existing == merged:
-        return False
-    if check_mode:
-        return True
+    return None if existing == merged else (merged, form)
+
+
+def write_kubeconfig(path, merged, form):
+    """Write kubeconfig_update's content to ``path``. A new file is JSON, which kubectl and kubernetes.core read as the
+    YAML it is; an existing file keeps its format. Mode 0600 (it holds no secret, like gcloud's, but is the user's),
+    its directory created with mode 0700, replaced in one rename."""
+    path = os.path.expanduser(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, mode=0o700, exist_ok=True)
     handle = tempfile.NamedTemporaryFile('w', encoding='utf-8', dir=directory, prefix='.kubeconfig-', delete=False)
@@ -215,4 +186,3 @@ def write_kubeconfig(path, config, check_mode=False):
     finally:
         if os.path.exists(handle.name):
             os.unlink(handle.name)
-    return True

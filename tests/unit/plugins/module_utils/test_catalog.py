@@ -254,9 +254,10 @@ def test_provisioning_models(name):
         assert_in('--provisioning-model=%s' % model, section, model)
     if name == 'a3-edgegpu-8g':
         # Seed 000 says A3 Edge does not take RESERVATION_BOUND; Google's current reservation-bound page
-        # (about-reservation-bound-instances) lists A3 Edge, and the catalog follows the newer page.
+        # (about-reservation-bound-instances) lists A3 Edge: the two disagree, so the model is disputed (issue 24 item 6).
         assert_in('予約型プロビジョニングモデルでは、a3-edgegpu-8g マシンタイプはサポートされていません', section, 'edge')
-        assert 'about-reservation-bound-instances' in inspect.getsource(families) and 'seed 000 is older' in inspect.getsource(families)
+        assert 'about-reservation-bound-instances' in inspect.getsource(families)
+        assert [model for model, _why in fam.disputed_provisioning_models] == [F.RESERVATION_BOUND]
     assert fam.reservation_bound_allowed is True and F.RESERVATION_BOUND in fam.provisioning_models
 
 
@@ -975,8 +976,10 @@ def test_families_for_technology():
 def test_check_provisioning_model():
     assert F.check_provisioning_model(F.FAMILIES['a3-megagpu-8g'], 'reservation_bound').reservation_required
     assert F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], None).name == 'STANDARD'
-    # Google's current reservation-bound page lists A3 Edge (seed 000 is older)
-    assert F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], 'RESERVATION_BOUND').reservation_required
+    # Google's current reservation-bound page lists A3 Edge, seed 000 does not: refused unless the dispute is accepted
+    with pytest.raises(ValueError, match=r"^provisioning_model: RESERVATION_BOUND on a3-edgegpu-8g is disputed: the Compute Engine manual"):
+        F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], 'RESERVATION_BOUND')
+    assert F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], 'RESERVATION_BOUND', accept_disputed=True).reservation_required
     with pytest.raises(ValueError, match=r"^provisioning_model: unknown provisioning model 'PREEMPTIBLE'; choose one of: "):
         F.check_provisioning_model(F.FAMILIES['a3-highgpu-8g'], 'PREEMPTIBLE')
     assert F.check_provisioning_model(F.FAMILIES['a3-ultragpu-8g'], 'SPOT').name == 'SPOT'  # no source lists its models

@@ -11,7 +11,7 @@ BASE = {'names': None, 'count': 2, 'name_pattern': '{prefix}-vm-{n}', 'zone': 'u
         'reservation': None, 'restart_on_failure': True, 'image': None, 'image_family': None, 'image_project': None,
         'boot_disk_size_gb': 200, 'boot_disk_type': None, 'metadata': None, 'service_account_email': 'default',
         'service_account_scopes': None, 'labels': None, 'tags': None, 'placement_policy': None, 'create_placement_policy': False,
-        'state': 'present', 'exclusive': [], 'recreate': False, 'timeout': 900}
+        'state': 'present', 'exclusive': [], 'recreate': False, 'timeout': 900, 'accept_disputed_provisioning_model': False}
 
 
 def build(**overrides):

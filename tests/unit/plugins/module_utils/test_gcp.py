@@ -1,4 +1,4 @@
-"""Unit tests of the parts of module_utils/gcp/client.py that need no server: settings, backoff, errors."""
+"""Unit tests of the parts of module_utils/gcp/ (transport, compute, container) that need no server: settings, backoff, errors."""
 
 import random
 import subprocess
@@ -7,11 +7,16 @@ import sys
 import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import poll
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import ComputeClient
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import ContainerClient
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError, MissingLibrary, error_from_operation
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import (
+    Credentials, RetryPolicy, Transport, load_credentials, parse_retry_after, resolve_settings)
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import transport as gcp_transport
 
 
 def test_options_win_over_environment():
-    settings = gcp_client.resolve_settings({'project': 'from-option'}, {'GCP_PROJECT': 'from-env'})
+    settings = resolve_settings({'project': 'from-option'}, {'GCP_PROJECT': 'from-env'})
     assert settings['project'] == 'from-option'
 
 
@@ -19,7 +24,7 @@ def test_awx_gce_credential_environment_is_enough():
     # What AWX's built-in GCE credential injects into a job's environment.
     environ = {'GCP_AUTH_KIND': 'serviceaccount', 'GCP_PROJECT': 'awx-project',
                'GCP_SERVICE_ACCOUNT_FILE': '/runner/env/gce.json', 'GCP_SCOPES': 'scope-a, scope-b'}
-    settings = gcp_client.resolve_settings({}, environ)
+    settings = resolve_settings({}, environ)
     assert settings['auth_kind'] == 'serviceaccount'
     assert settings['project'] == 'awx-project'
     assert settings['service_account_file'] == '/runner/env/gce.json'
@@ -29,27 +34,27 @@ def test_awx_gce_credential_environment_is_enough():
 def test_gcloud_endpoint_overrides_are_honoured():
     environ = {'CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE': 'http://127.0.0.1:9/compute/v1/',
                'CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER': 'http://127.0.0.1:9/'}
-    settings = gcp_client.resolve_settings({}, environ)
+    settings = resolve_settings({}, environ)
     assert settings['compute_endpoint'] == 'http://127.0.0.1:9/compute/v1/'
     assert settings['container_endpoint'] == 'http://127.0.0.1:9/'
-    defaults = gcp_client.resolve_settings({}, {})
+    defaults = resolve_settings({}, {})
     assert defaults['compute_endpoint'] == 'https://compute.googleapis.com/compute/v1/'
     assert defaults['scopes'] == ['https://www.googleapis.com/auth/cloud-platform']
     assert defaults['auth_kind'] == 'application'
 
 
 def test_container_client_adds_the_version_path():
-    transport = gcp_client.Transport(gcp_client.Credentials(None))
-    client = gcp_client.ContainerClient(transport, 'p', 'http://127.0.0.1:9/')
+    transport = Transport(Credentials(None))
+    client = ContainerClient(transport, 'p', 'http://127.0.0.1:9/')
     assert client.url('us-central1/clusters/c') == 'http://127.0.0.1:9/v1/projects/p/locations/us-central1/clusters/c'
-    compute = gcp_client.ComputeClient(transport, 'p', 'http://127.0.0.1:9/compute/v1')
+    compute = ComputeClient(transport, 'p', 'http://127.0.0.1:9/compute/v1')
     assert compute.url('global/networks') == 'http://127.0.0.1:9/compute/v1/projects/p/global/networks'
     assert compute.url('projects/cos-cloud/global/images/x') == 'http://127.0.0.1:9/compute/v1/projects/cos-cloud/global/images/x'
 
 
 def test_unknown_auth_kind_names_the_field_and_the_choices():
-    with pytest.raises(gcp_client.GcpError, match=r"auth_kind 'oauth' is not one of application, serviceaccount"):
-        gcp_client.load_credentials(gcp_client.resolve_settings({'auth_kind': 'oauth'}, {}))
+    with pytest.raises(GcpError, match=r"auth_kind 'oauth' is not one of application, serviceaccount"):
+        load_credentials(resolve_settings({'auth_kind': 'oauth'}, {}))
 
 
 @pytest.mark.parametrize('params, needle', [
@@ -57,29 +62,29 @@ def test_unknown_auth_kind_names_the_field_and_the_choices():
     ({'auth_kind': 'accesstoken'}, 'needs access_token'),
 ])
 def test_incomplete_credentials_say_what_to_set(params, needle):
-    with pytest.raises(gcp_client.GcpError, match=needle):
-        gcp_client.load_credentials(gcp_client.resolve_settings(params, {}))
+    with pytest.raises(GcpError, match=needle):
+        load_credentials(resolve_settings(params, {}))
 
 
 def test_bad_service_account_json_never_echoes_the_key():
     secret = '-----BEGIN PRIVATE KEY-----\nNOT-A-REAL-KEY-0123456789\n-----END PRIVATE KEY-----\n'
     contents = '{"type": "service_account", "private_key": %r, "client_email": "x@y"}' % secret
     contents = contents.replace("'", '"')
-    with pytest.raises(gcp_client.GcpError) as caught:
-        gcp_client.load_credentials(gcp_client.resolve_settings({'auth_kind': 'serviceaccount', 'service_account_contents': contents}, {}))
+    with pytest.raises(GcpError) as caught:
+        load_credentials(resolve_settings({'auth_kind': 'serviceaccount', 'service_account_contents': contents}, {}))
     assert 'NOT-A-REAL-KEY' not in str(caught.value)
     assert 'auth_kind serviceaccount' in str(caught.value)
 
 
 def test_access_token_credentials_authorize_requests():
-    credentials = gcp_client.load_credentials(gcp_client.resolve_settings({'auth_kind': 'accesstoken', 'access_token': 'tok-123'}, {}))
+    credentials = load_credentials(resolve_settings({'auth_kind': 'accesstoken', 'access_token': 'tok-123'}, {}))
     headers = {}
     credentials.authorize(headers)
     assert headers == {'Authorization': 'Bearer tok-123'}
 
 
 def test_backoff_grows_exponentially_is_capped_and_jittered():
-    policy = gcp_client.RetryPolicy(initial_delay=1.0, max_delay=8.0, rng=random.Random(7))
+    policy = RetryPolicy(initial_delay=1.0, max_delay=8.0, rng=random.Random(7))
     caps = [1, 2, 4, 8, 8, 8, 8, 8]
     delays = [delay for delay, _cap in zip(policy.delays(), caps)]
     for delay, cap in zip(delays, caps):
@@ -116,7 +121,7 @@ def test_container_wait_polls_with_the_proportional_schedule_by_default():
             return {'name': 'operation-1', 'status': 'DONE' if self.reads == 4 else 'RUNNING'}
 
     transport = Transport()
-    client = gcp_client.ContainerClient(transport, 'test-project', 'http://127.0.0.1:9/')
+    client = ContainerClient(transport, 'test-project', 'http://127.0.0.1:9/')
     done = client.wait({'name': 'operation-1', 'zone': 'us-central1-a', 'status': 'RUNNING'}, "create cluster 'c'")
     assert done['status'] == 'DONE'
     assert transport.sleeps == [0.5, 0.5, 0.5, 0.5]
@@ -124,18 +129,18 @@ def test_container_wait_polls_with_the_proportional_schedule_by_default():
 
 @pytest.mark.parametrize('header, expected', [('3', 3.0), ('0', 0.0), (None, None), ('soon', None)])
 def test_retry_after_seconds(header, expected):
-    assert gcp_client.parse_retry_after(header) == expected
+    assert parse_retry_after(header) == expected
 
 
 def test_retry_after_http_date_is_in_the_future():
     import email.utils
     import time
     value = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 25 <= gcp_client.parse_retry_after(value) <= 31
+    assert 25 <= parse_retry_after(value) <= 31
 
 
 def test_error_text_is_one_line_naming_resource_and_cause():
-    error = gcp_client.GcpError("create instance 'vm-1' in us-central1-a", 'Quota exceeded\n for GPUS', status=403, reason='quotaExceeded')
+    error = GcpError("create instance 'vm-1' in us-central1-a", 'Quota exceeded\n for GPUS', status=403, reason='quotaExceeded')
     assert str(error) == "Failed to create instance 'vm-1' in us-central1-a (HTTP 403, quotaExceeded): Quota exceeded for GPUS"
     assert '\n' not in str(error)
 
@@ -143,7 +148,7 @@ def test_error_text_is_one_line_naming_resource_and_cause():
 def test_operation_errors_carry_their_codes():
     operation = {'name': 'op-1', 'status': 'DONE', 'httpErrorStatusCode': 503,
                  'error': {'errors': [{'code': 'ZONE_RESOURCE_POOL_EXHAUSTED', 'message': 'The zone does not have enough resources.'}]}}
-    error = gcp_client.error_from_operation("create instance 'vm-2'", operation)
+    error = error_from_operation("create instance 'vm-2'", operation)
     assert error.codes == ('ZONE_RESOURCE_POOL_EXHAUSTED',)
     assert error.capacity
     assert str(error) == ("Failed to create instance 'vm-2' (HTTP 503, ZONE_RESOURCE_POOL_EXHAUSTED): "
@@ -152,7 +157,7 @@ def test_operation_errors_carry_their_codes():
 
 def test_container_operation_error_shape():
     operation = {'name': 'operation-1', 'status': 'DONE', 'error': {'code': 8, 'message': 'Insufficient regional quota'}}
-    error = gcp_client.error_from_operation("create cluster 'c1'", operation)
+    error = error_from_operation("create cluster 'c1'", operation)
     assert 'Insufficient regional quota' in str(error)
     assert not error.capacity
 
@@ -160,9 +165,9 @@ def test_container_operation_error_shape():
 def test_the_client_module_imports_neither_requests_nor_google_auth_until_used():
     """A cached inventory and auth_kind none must not pay for libraries they do not use."""
     code = ('import sys\n'
-            'from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client\n'
+            'from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import Transport\n'
             'before = sorted(name for name in ("requests", "google.auth") if name in sys.modules)\n'
-            'gcp_client.Transport()\n'
+            'Transport()\n'
             'print(before, "requests" in sys.modules, "google.auth" in sys.modules)\n')
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
                             env={'PYTHONPATH': ':'.join(sys.path)})
@@ -170,12 +175,12 @@ def test_the_client_module_imports_neither_requests_nor_google_auth_until_used()
 
 
 @pytest.mark.parametrize('module, library, call', [
-    ('requests', 'requests', gcp_client.Transport),
-    ('google.auth', 'google-auth', lambda: gcp_client.load_credentials({'auth_kind': 'application', 'scopes': None})),
+    ('requests', 'requests', Transport),
+    ('google.auth', 'google-auth', lambda: load_credentials({'auth_kind': 'application', 'scopes': None})),
 ])
 def test_a_missing_library_says_how_to_install_it(monkeypatch, module, library, call):
     monkeypatch.setitem(sys.modules, module, None)   # makes "import module" raise ImportError
-    monkeypatch.setattr(gcp_client, module.split('.')[0], None)
-    with pytest.raises(gcp_client.MissingLibrary) as raised:
+    monkeypatch.setattr(gcp_transport, module.split('.')[0], None)
+    with pytest.raises(MissingLibrary) as raised:
         call()
     assert '%s is not installed on the controller: pip install -r requirements.txt from the collection' % library in str(raised.value)

@@ -6,9 +6,10 @@ import re
 import pytest
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families, gke
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.client import GcpError, busy_operation
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError, busy_operation
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.executor import Progress
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
 
 CONFIG = {'defaultClusterVersion': '1.29.3-gke.1093000',
@@ -38,7 +39,7 @@ def test_busy_operation_reads_gkes_failed_precondition():
 
 
 def test_progress_lines_change_only_when_the_operation_does():
-    progress = common.Progress()
+    progress = Progress()
     for status in ('RUNNING', 'RUNNING', 'DONE'):
         progress({'name': 'op-1', 'operationType': 'CREATE_CLUSTER', 'status': status})
     assert progress.lines == ['CREATE_CLUSTER op-1: RUNNING', 'CREATE_CLUSTER op-1: DONE']

@@ -10,7 +10,8 @@ import json
 import pytest
 
 from module_runner import patch_module_args
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import client as gcp_client
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import ENVIRONMENT
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import module as gcp_module
 
 CLOSED = 'http://127.0.0.1:9/compute/v1/'
@@ -37,7 +38,7 @@ def list_networks(module):
     ({'project': 'test-project', 'auth_kind': 'accesstoken'}, 'Failed to authenticate: auth_kind accesstoken needs access_token'),
 ])
 def test_bad_connection_input_fails_before_any_request(capsys, monkeypatch, args, message):
-    for variable in gcp_client.ENVIRONMENT.values():
+    for variable in ENVIRONMENT.values():
         monkeypatch.delenv(variable, raising=False)
     result = run(capsys, args, list_networks)
     assert result['failed'] is True and message in result['msg'], result['msg']
@@ -50,7 +51,7 @@ def test_an_invalid_project_id_is_named_with_the_rule(capsys):
 
 
 def test_fail_from_error_is_one_line_with_its_parts(capsys):
-    error = gcp_client.GcpError("create instance 'vm-1'", 'no room\n in the zone', status=503, reason='unavailable',
+    error = GcpError("create instance 'vm-1'", 'no room\n in the zone', status=503, reason='unavailable',
                                 codes=['ZONE_RESOURCE_POOL_EXHAUSTED'])
     result = run(capsys, {'project': 'test-project', 'auth_kind': 'none'}, lambda module: module.fail_from_error(error, instances=[]))
     assert result['msg'] == "Failed to create instance 'vm-1' (HTTP 503, unavailable, ZONE_RESOURCE_POOL_EXHAUSTED): no room in the zone"
@@ -62,7 +63,7 @@ def test_fail_from_error_is_one_line_with_its_parts(capsys):
 def test_the_modules_options_join_the_connection_options_and_secrets_are_no_log():
     assert {name for name, spec in gcp_module.CONNECTION_ARGUMENT_SPEC.items() if spec.get('no_log')} == {
         'service_account_contents', 'access_token'}
-    for name, variable in gcp_client.ENVIRONMENT.items():
+    for name, variable in ENVIRONMENT.items():
         assert gcp_module.CONNECTION_ARGUMENT_SPEC[name]['fallback'][1] == [variable], name
 
 

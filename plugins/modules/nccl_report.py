@@ -11,7 +11,7 @@ short_description: Write an NCCL test report directory (JSON, JUnit XML, Markdow
 version_added: 0.1.0
 description:
   - Judges parsed NCCL test results (the C(parsed) results that M(aiinfra.gpudirect.nccl_perf) returns) against the
-    machine type's thresholds and, if given, a baseline report, and writes a report directory.
+    machine type's reference curve and line rate and, if given, a baseline report, and writes a report directory.
   - "Files: C(report.json) (per collective: name, printed and recomputed average bus bandwidth, bus bandwidth
     at the largest size, network used, verdict and reasons), C(junit.xml) (one test case per collective and
     criterion, for AWX and CI), C(summary.md), and C(busbw.png) (bus bandwidth against message size on a log
@@ -28,7 +28,7 @@ options:
     type: dict
     required: true
   machine_type:
-    description: Machine type whose thresholds and GPUDirect network apply (for example V(a3-megagpu-8g)).
+    description: Machine type whose reference bandwidth curve, line rate and GPUDirect network apply (for example V(a3-megagpu-8g)).
     type: str
   technology:
     description: GPUDirect technology when no O(machine_type) is given.
@@ -82,7 +82,7 @@ verdict:
   sample:
     passed: false
     verdict: FAIL
-    summary: "FAIL -- all_gather: average bus bandwidth 22.45 GB/s < 30.00 GB/s (a3-megagpu-8g, ...)"
+    summary: "FAIL -- all_gather: bus bandwidth at 1 GiB 61.20 GB/s < 110.03 GB/s (0.6 of 183.38 GB/s, a3-megagpu-8g all_gather 2 nodes, ...)"
 report:
   description: The content of C(report.json).
   returned: always

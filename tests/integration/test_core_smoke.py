@@ -48,4 +48,5 @@ def test_compute_engine_gke_and_nccl_parse_playbooks_run_on_this_ansible_core(tm
     finally:
         sandbox.stop()
     report = json.loads((tmp_path / 'report' / 'report.json').read_text(encoding='utf-8'))
-    assert report['verdict'] == 'FAIL' and report['machine_type'] == 'a3-megagpu-8g', report   # 22.45 GB/s < A3 Mega's 30
+    # seed 003's own healthy sample: 122.14 GB/s at 1 GiB, over 0.6 of A3 Mega's published 183.38 GB/s there
+    assert report['verdict'] == 'PASS' and report['machine_type'] == 'a3-megagpu-8g', report

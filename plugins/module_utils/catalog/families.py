@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # The machine types with GPUDirect and what every platform needs to know about them: GPUs, NICs,
-# MTU, GPUDirect technology, the NCCL network that proves it works and the pass thresholds. The
+# MTU, GPUDirect technology, the NCCL network that proves it works and the NCCL reference curves. The
 # platform-specific facts live beside this file: compute.py (Compute Engine instances and networks),
 # host_stacks.py (Container-Optimized OS hosts: driver, RxDM, NCCL plugin), gke.py and openshift.py.
 #
@@ -17,14 +17,16 @@ from __future__ import annotations
 #   múltiples" (Spanish).
 # * seed 004 -- OpenShift, "第5章 NVIDIA GPUDirect Remote Direct Memory Access (RDMA)" (Japanese).
 # * design.md / references.md -- facts from the vendors' public repositories (public known-good
-#   version pairs, NCCL pass thresholds, OLM package names). These are marked ``source=...``
-#   and checked against a documented table in the tests, never against a seed.
+#   version pairs, OLM package names). These are marked ``source=...`` and checked against a
+#   documented table in the tests, never against a seed.
+# * NCCL reference curves (NcclReference below) -- the example outputs published in
+#   GoogleCloudPlatform/cluster-toolkit, each cited beside its numbers (repository path and release).
 #
 # Standard library only: this file is imported on Container-Optimized OS targets as well as on
 # the controller, and must import under Python 3.8.
 #
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Optional, Tuple
 
@@ -78,6 +80,65 @@ def eth_names(count):
     return tuple('eth%d' % n for n in range(1, count + 1))
 
 
+# ---------------------------------------------------------------------------------------------
+# NCCL reference curves
+# ---------------------------------------------------------------------------------------------
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+CLUSTER_TOOLKIT = 'cluster-toolkit v1.95.0'
+CLUSTER_TOOLKIT_URL = 'https://github.com/GoogleCloudPlatform/cluster-toolkit/blob/1047080375afbb44da4b596be314634e7486af4a/'
+# The public repository and release ("Release candidate: v1.95.0", commit 1047080375afbb44da4b596be314634e7486af4a,
+# 2026-06-25) whose example outputs the curves below are copied from.
+
+
+@dataclass(frozen=True)
+class NcclReference:
+    """A published nccl-tests result of a healthy cluster: bus bandwidth against message size.
+
+    ``points``: ``((message bytes, busbw GB/s), ...)`` in ascending size, from 64 MiB up (smaller messages
+    measure latency, not the fabric); each busbw is the larger of the published out-of-place and in-place
+    columns. ``source``: the public page the numbers are copied from (``url``: the same at its commit). ``derived_from``: set when no source
+    gives this machine type's own figure and the curve is another family's (the reason follows it).
+    """
+
+    collective: str
+    nodes: int
+    gpus_per_node: int
+    points: Tuple[Tuple[int, float], ...]
+    source: str
+    url: str
+    derived_from: Optional[str] = None
+
+    @property
+    def largest_size(self):
+        return self.points[-1][0]
+
+
+# A3 Mega, 2 nodes x 8 GPUs, GKE with GPUDirect-TCPXO, all_gather (step 5 "Example Output", 256 B .. 8 GiB;
+# 1 GiB: 182.00 out-of-place / 183.38 in-place; 8 GiB: 188.73 / 188.90).
+A3_MEGA_ALL_GATHER = NcclReference(
+    collective='all_gather', nodes=2, gpus_per_node=8,
+    points=((64 * MIB, 141.61), (128 * MIB, 159.14), (256 * MIB, 166.94), (512 * MIB, 175.23),
+            (1 * GIB, 183.38), (2 * GIB, 186.32), (4 * GIB, 188.04), (8 * GIB, 188.90)),
+    source=CLUSTER_TOOLKIT + ' examples/gke-a3-megagpu/README.md', url=CLUSTER_TOOLKIT_URL + 'examples/gke-a3-megagpu/README.md')
+# A3 High, 2 nodes x 8 GPUs, GKE with GPUDirect-TCPX, all_gather ("Example Output", 1 MiB .. 512 MiB;
+# 512 MiB: 70.90 out-of-place / 71.35 in-place).
+A3_HIGH_ALL_GATHER = NcclReference(
+    collective='all_gather', nodes=2, gpus_per_node=8,
+    points=((64 * MIB, 47.14), (128 * MIB, 64.83), (256 * MIB, 70.99), (512 * MIB, 71.35)),
+    source=CLUSTER_TOOLKIT + ' examples/gke-a3-highgpu/multi-node-test-plan.md', url=CLUSTER_TOOLKIT_URL + 'examples/gke-a3-highgpu/multi-node-test-plan.md')
+# A3 Ultra, 2 nodes x 8 GPUs, GKE with GPUDirect RDMA (DWS flex-start example), all_gather (1 KiB .. 8 GiB;
+# 8 GiB: 328.85 out-of-place / 335.67 in-place).
+A3_ULTRA_ALL_GATHER = NcclReference(
+    collective='all_gather', nodes=2, gpus_per_node=8,
+    points=((64 * MIB, 226.52), (128 * MIB, 257.43), (256 * MIB, 292.17), (512 * MIB, 319.33),
+            (1 * GIB, 327.98), (2 * GIB, 331.64), (4 * GIB, 334.08), (8 * GIB, 335.67)),
+    source=CLUSTER_TOOLKIT + ' examples/gke-consumption-options/dws-flex-start/README.md',
+    url=CLUSTER_TOOLKIT_URL + 'examples/gke-consumption-options/dws-flex-start/README.md')
+
+
 @dataclass(frozen=True)
 class Family:
     """Facts of one GPUDirect-capable machine type. ``None`` means no source gives the fact.
@@ -106,13 +167,13 @@ class Family:
     image_project: Optional[str]
     metadata: Optional[Tuple[Tuple[str, str], ...]]
     scopes: Optional[Tuple[str, ...]]
-    nccl_min_avg_busbw_gbps: Optional[float]
-    nccl_threshold_source: str
+    # Published healthy nccl-tests curves (NcclReference), at most one per collective; () when no source gives one.
+    nccl_references: Tuple[NcclReference, ...]
     min_gvnic_driver: Optional[str] = None
     mig_max_instances: Optional[int] = None
     mig_instance_memory_gb: Optional[int] = None
+    # Line rate of one data NIC in Gb/s; data_nic_count x this is the ceiling of a measured bus bandwidth.
     nic_bandwidth_gbps: Optional[int] = None
-    gpu_fabric_bandwidth_gbps: Optional[int] = None
     local_ssd_count: Optional[int] = None
     management_nic_type: str = GVNIC
     # Models the family's sources disagree on: (model, what each source says). Refused unless the user accepts the dispute.
@@ -126,6 +187,15 @@ class Family:
     def reservation_bound_allowed(self):
         """Whether the family takes the RESERVATION_BOUND model (None when no source lists its models)."""
         return None if self.provisioning_models is None else RESERVATION_BOUND in self.provisioning_models
+
+    @property
+    def line_rate_gbps(self):
+        """All data NICs together in Gb/s (None when no source gives the NIC bandwidth)."""
+        return None if self.nic_bandwidth_gbps is None else self.data_nic_count * self.nic_bandwidth_gbps
+
+    def nccl_reference(self, collective):
+        """The family's published curve for ``collective`` (None when there is none)."""
+        return next((ref for ref in self.nccl_references if ref.collective == collective), None)
 
     @property
     def nic_count(self):
@@ -148,9 +218,9 @@ _RDMA_GKE = dict(
     platforms=(GKE,), vcpus=None, memory_gb=None, management_nic_count=2, data_nic_count=8,
     data_nic_type=MRDMA, data_interface_names=(), mtu=8896,
     provisioning_models=None, image_family=None, image_project=None, metadata=None, scopes=None,
-    gpu_fabric_bandwidth_gbps=3200,
+    # seed 001: GPU-to-GPU traffic over 3.2 Tbps of CX7 RoCE NICs, 8 data NICs: 400 Gb/s each.
+    nic_bandwidth_gbps=400,
 )
-_THRESHOLD_SOURCE = "design.md / references.md: cluster-toolkit daily tests, '# Avg bus bandwidth' of a 2-node all_gather"
 
 FAMILIES = MappingProxyType({
     # seed 000 intro + "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" (9 gVNICs: 1 mgmt + 8 data, four
@@ -161,7 +231,7 @@ FAMILIES = MappingProxyType({
         gpu_quota_metric='NVIDIA_H100_MEGA_GPUS',
         data_nic_count=8, data_interface_names=eth_names(8),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND),
-        nccl_min_avg_busbw_gbps=30.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
+        nccl_references=(A3_MEGA_ALL_GATHER,), **_A3_GCE),
     # seed 000 "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）" (1 + 4 gVNICs, driver
     # 1.4.0rc3+); seed 003 node pool (--accelerator=type=nvidia-h100-80gb).
     'a3-highgpu-8g': Family(
@@ -169,7 +239,7 @@ FAMILIES = MappingProxyType({
         gpu_quota_metric='NVIDIA_H100_GPUS',
         data_nic_count=4, data_interface_names=eth_names(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
-        nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_A3_GCE),
+        nccl_references=(A3_HIGH_ALL_GATHER,), **_A3_GCE),
     # Same section of seed 000. Provisioning models: seed 000's 予約で制限 tab says "予約型プロビジョニングモデル
     # では、a3-edgegpu-8g マシンタイプはサポートされていません", but Google's current page,
     # https://docs.cloud.google.com/compute/docs/instances/about-reservation-bound-instances ("A4X Max, A4X, A4,
@@ -177,7 +247,7 @@ FAMILIES = MappingProxyType({
     # tests/sandbox/rules.py, follows that page). The two disagree, so RESERVATION_BOUND is disputed: refused unless
     # the user accepts it (gce_gpudirect_instance's accept_disputed_provisioning_model).
     # Seed 003 covers A3 High/Mega only: no GKE accelerator, GCE only.
-    # Threshold: same TCPX stack and NICs as A3 High, so A3 High's 25 GB/s (derived, see design brief).
+    # NCCL reference: no source publishes an A3 Edge run; derived from A3 High's (the same TCPX stack and 4 x 200 Gb/s NICs).
     'a3-edgegpu-8g': Family(
         machine_type='a3-edgegpu-8g', series='A3 Edge', technology=TCPX, gke_accelerator=None,
         gpu_quota_metric='NVIDIA_H100_GPUS',
@@ -185,7 +255,8 @@ FAMILIES = MappingProxyType({
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         disputed_provisioning_models=((RESERVATION_BOUND, "the Compute Engine manual (seed 000) says a3-edgegpu-8g does not support "
                                        "it; Google's page on reservation-bound instances lists A3 Edge"),),
-        nccl_min_avg_busbw_gbps=25.0, nccl_threshold_source=_THRESHOLD_SOURCE + ' (A3 High value; same TCPX stack)',
+        nccl_references=(replace(A3_HIGH_ALL_GATHER, derived_from=('a3-highgpu-8g (the same GPUDirect-TCPX stack and '
+                                                                   '4 x 200 Gb/s data NICs; no source publishes an A3 Edge run)')),),
         platforms=(GCE,), **_A3_GCE),
     # seed 001: CX7 RoCE, 3.2 Tbps; nvidia-h200-141gb; node pool with 1 extra gVNIC network + 8 RDMA
     # subnets ("高度な構成"); Terraform example: local_ssd_count = 32 for a3-ultragpu-8g. GKE only.
@@ -193,13 +264,17 @@ FAMILIES = MappingProxyType({
         machine_type='a3-ultragpu-8g', series='A3 Ultra', technology=RDMA, gke_accelerator='nvidia-h200-141gb',
         gpu_quota_metric='NVIDIA_H200_GPUS',
         gpu_model='NVIDIA H200', gpu_count=8, gpu_memory_gb=141, local_ssd_count=32,
-        nccl_min_avg_busbw_gbps=100.0, nccl_threshold_source=_THRESHOLD_SOURCE, **_RDMA_GKE),
-    # seed 001 as above; nvidia-b200. No source gives B200 memory per GPU or a pass threshold.
+        nccl_references=(A3_ULTRA_ALL_GATHER,), **_RDMA_GKE),
+    # seed 001 as above; nvidia-b200. No source gives B200 memory per GPU. NCCL reference: cluster-toolkit's A4
+    # examples print XXX.XX in place of their busbw figures, so A3 Ultra's curve, derived (the same 8 x 400 Gb/s CX7
+    # RoCE NICs and GPUDirect RDMA stack; B200's faster NVLink can only raise the figure, so the bar stays a floor).
     'a4-highgpu-8g': Family(
         machine_type='a4-highgpu-8g', series='A4', technology=RDMA, gke_accelerator='nvidia-b200',
         gpu_quota_metric='NVIDIA_B200_GPUS',
         gpu_model='NVIDIA B200', gpu_count=8, gpu_memory_gb=None,
-        nccl_min_avg_busbw_gbps=None, nccl_threshold_source='none: no source gives an A4 threshold', **_RDMA_GKE),
+        nccl_references=(replace(A3_ULTRA_ALL_GATHER, derived_from=('a3-ultragpu-8g (the same 8 x 400 Gb/s CX7 RoCE NICs and '
+                                                                    'GPUDirect RDMA stack; no source publishes an A4 figure)')),),
+        **_RDMA_GKE),
 })
 
 

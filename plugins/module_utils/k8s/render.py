@@ -429,8 +429,8 @@ def nccl_test_exec(technology):
 
 
 def nccl_machine_type(technology):
-    """The machine type whose thresholds judge the test (A3 Mega, A3 High; RDMA: A3 Ultra)."""
+    """The machine type whose NCCL reference judges the test (A3 Mega, A3 High; RDMA: A3 Ultra, whose curve is its own)."""
     tech = check_technology(technology)
     if tech == RDMA:
-        return next(name for name, f in FAMILIES.items() if f.technology == RDMA and f.nccl_min_avg_busbw_gbps)
+        return next(name for name, f in FAMILIES.items() if f.technology == RDMA and any(not r.derived_from for r in f.nccl_references))
     return gke_family(tech).machine_type

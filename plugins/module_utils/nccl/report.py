@@ -10,8 +10,11 @@ Report directory:
 
 * ``report.json``  -- schema ``aiinfra.gpudirect/nccl-report/1``: per collective ``name``,
   ``avg_busbw`` (as printed), ``avg_busbw_recomputed``, ``busbw_at_largest_size``, ``network``,
-  ``verdict`` and ``reasons``, plus the rows; the whole verdict; the baseline comparison.
-* ``junit.xml``    -- one test case per collective and criterion (Jenkins junit-10.xsd).
+  ``verdict`` (PASS, FAIL or NOT JUDGED), ``reasons`` and ``reference`` (the published curve the
+  largest size was judged against: size, reference and threshold GB/s, fraction, public source),
+  plus the rows; the whole verdict; the line rate; the baseline comparison.
+* ``junit.xml``    -- one test case per collective and criterion (Jenkins junit-10.xsd); a criterion not
+  judged is skipped.
 * ``summary.md``   -- a table people read at a glance.
 * ``busbw.png``    -- busbw against message size (log axis) with the threshold line.
 """
@@ -32,7 +35,7 @@ FILES = ('report.json', 'junit.xml', 'summary.md', PLOT)
 
 def _collective_entry(index, coll, verdict):
     name = collective_label(coll, index)
-    own = verdict['collectives'].get(name, {'verdict': 'FAIL', 'reasons': ['not judged']})
+    own = verdict['collectives'].get(name, {'verdict': 'FAIL', 'reasons': ['not judged'], 'reference': None})
     limits = collective_limits(verdict['thresholds'], coll)
     return {
         'name': name,
@@ -52,7 +55,8 @@ def _collective_entry(index, coll, verdict):
         'gpus_per_rank': coll['gpus_per_rank'],
         'nccl_version': coll['nccl_version'],
         'complete': coll['complete'],
-        'thresholds': {k: v for k, v in limits.items() if k != 'source'},
+        'thresholds': {k: v for k, v in limits.items() if k not in ('source', 'reference')},
+        'reference': own.get('reference'),
         'verdict': own['verdict'],
         'reasons': own['reasons'],
         'warnings': [w['text'] for w in coll['warnings']],
@@ -73,6 +77,7 @@ def build_report(results, verdict, source=None, generated_at=None, baseline_path
         'summary': verdict['summary'],
         'synthetic': bool(verdict.get('synthetic')),
         'reasons': verdict['reasons'],
+        'line_rate': verdict.get('line_rate'),
         'collectives': [_collective_entry(i, c, verdict) for i, c in enumerate(results.get('collectives') or [], 1)],
         'checks': verdict['checks'],
         'networks': results.get('networks') or [],
@@ -122,6 +127,20 @@ def _size(value):
     return '%d B' % value
 
 
+def _judged_against(coll):
+    """What the collective's bandwidth was judged against, in a table cell."""
+    ref, limits = coll.get('reference'), coll['thresholds']
+    parts = []
+    if ref:
+        derived = ', derived' if ref.get('derived_from') else ''
+        parts.append('>= %s GB/s at %s (%s of the reference%s)' % (_gb(ref['threshold_gbps']), _size(ref['judged_size']), ref['fraction'], derived))
+    if limits.get('large_busbw_gbps') is not None:
+        parts.append('largest size >= %s GB/s (override)' % _gb(limits['large_busbw_gbps']))
+    if limits.get('avg_busbw_gbps') is not None:
+        parts.append('average >= %s GB/s (override)' % _gb(limits['avg_busbw_gbps']))
+    return '; '.join(parts) or 'not judged'
+
+
 def markdown(report):
     """A summary people read at a glance: verdict, one line per collective, the reasons."""
     lines = ['# NCCL test: **%s**' % report['verdict'], '']
@@ -131,16 +150,26 @@ def markdown(report):
         report.get('machine_type') or 'not given', report.get('technology') or '?', report.get('nccl_version') or '?',
         ', '.join(report.get('networks') or []) or 'not logged'))
     lines += ['', '| collective | verdict | avg busbw (printed) | avg busbw (rows) | busbw at largest size | '
-                  'threshold avg / large | network | ranks |',
-              '|---|---|---:|---:|---:|---:|---|---:|']
+                  'judged against | network | ranks |',
+              '|---|---|---:|---:|---:|---|---|---:|']
     for coll in report['collectives']:
-        limits = coll['thresholds']
-        lines.append('| %s | %s | %s | %s | %s (%s) | %s / %s | %s | %s |' % (
+        lines.append('| %s | %s | %s | %s | %s (%s) | %s | %s | %s |' % (
             coll['name'], coll['verdict'], _gb(coll['avg_busbw']), _gb(coll['avg_busbw_recomputed']),
-            _gb(coll['busbw_at_largest_size']), _size(coll['largest_size']), _gb(limits.get('avg_busbw_gbps')),
-            _gb(limits.get('large_busbw_gbps')), coll['network'] or '-', coll['ranks'] or '-'))
+            _gb(coll['busbw_at_largest_size']), _size(coll['largest_size']), _judged_against(coll),
+            coll['network'] or '-', coll['ranks'] or '-'))
+    references = [c['reference'] for c in report['collectives'] if c.get('reference')]
+    if references:
+        lines += ['', '## References', '']
+        lines += ['- %s: %s of %s GB/s at %s = %s GB/s; %s all_gather, %d nodes: %s (%s)%s' % (
+            ref['collective'], ref['fraction'], _gb(ref['reference_gbps']), _size(ref['judged_size']), _gb(ref['threshold_gbps']),
+            ref['machine_type'], ref['nodes'], ref['source'], ref.get('url') or '-',
+            '; derived from %s' % ref['derived_from'] if ref.get('derived_from') else '') for ref in references]
+    if report.get('line_rate'):
+        rate = report['line_rate']
+        lines += ['', 'Line rate (the ceiling of a measured bus bandwidth): %s GB/s (%d x %d Gb/s data NICs)'
+                  % (_gb(rate['gbytes_per_s']), rate['data_nics'], rate['nic_gbps'])]
     lines += ['', '## Reasons', '']
-    lines += ['- %s' % reason for reason in report['reasons']] or ['- every criterion with a threshold passed']
+    lines += ['- %s' % reason for reason in report['reasons']] or ['- %s' % report['summary']]
     if report.get('baseline'):
         lines += ['', '## Against the baseline', '', 'Baseline: `%s`' % report['baseline']['path'], '']
         lines += ['- %s: %s' % (r['collective'], r['message']) for r in report['baseline']['regressions']] or ['- no regression']
@@ -157,7 +186,8 @@ def plot_png(report, path):
         for placement, style in (('out_of_place', '-o'), ('in_place', '--s')):
             series.append(('%s %s' % (coll['name'], placement.replace('_', '-')), style,
                            [(r['size'], r[placement]['busbw']) for r in coll['rows'] if r.get(placement)]))
-        limit = coll['thresholds'].get('large_busbw_gbps') or coll['thresholds'].get('avg_busbw_gbps')
+        ref = coll.get('reference')
+        limit = (ref or {}).get('threshold_gbps') or coll['thresholds'].get('large_busbw_gbps') or coll['thresholds'].get('avg_busbw_gbps')
         thresholds.append((limit, '%s threshold %.0f GB/s' % (coll['name'], limit or 0)))
     return report_dir.plot_bandwidth(path, series, thresholds, ylabel='bus bandwidth (GB/s)',
                                      title='NCCL %s -- %s' % (report.get('machine_type') or '', report['verdict']))

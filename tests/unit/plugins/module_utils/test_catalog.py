@@ -80,14 +80,26 @@ S003_TEST = {F.TCPXO: between(S003, 'GPUDirect-TCPXO\n\nEsta carga de trabajo', 
 
 # Facts whose source is design.md / references.md, not a seed. Each row quotes its source.
 DESIGN_SOURCES = {
-    'thresholds': {
-        # design.md "Facts for the catalog" and references.md "Google's own GPU cluster tooling":
-        # "avg bus bandwidth of a 2-node all_gather >= 30 GB/s (A3 Mega), 25 (A3 High), 100 (A3 Ultra)".
-        'a3-megagpu-8g': 30.0, 'a3-highgpu-8g': 25.0, 'a3-ultragpu-8g': 100.0,
-        # Not in any source: A3 Edge uses A3 High's value (same TCPX stack and NICs, per the design
-        # brief); no source gives an A4 value.
-        'a3-edgegpu-8g': 25.0, 'a4-highgpu-8g': None,
+    'nccl_references': {
+        # The example outputs of GoogleCloudPlatform/cluster-toolkit v1.95.0 (commit 1047080375afbb44da4b596be314634e7486af4a),
+        # 2-node all_gather, the larger of out-of-place / in-place busbw (GB/s) at 512 MiB, 1 GiB, 8 GiB (None: the sweep stops
+        # earlier, the curve's last point holds above it):
+        # examples/gke-a3-megagpu/README.md step 5: "536870912 ... 174.76 ... 175.23", "1073741824 ... 182.00 ... 183.38",
+        # "8589934592 ... 188.73 ... 188.90";
+        'a3-megagpu-8g': ('examples/gke-a3-megagpu/README.md', (175.23, 183.38, 188.90), None),
+        # examples/gke-a3-highgpu/multi-node-test-plan.md: "536870912 ... 70.90 ... 71.35" (its sweep ends there);
+        'a3-highgpu-8g': ('examples/gke-a3-highgpu/multi-node-test-plan.md', (71.35, None, None), None),
+        # examples/gke-consumption-options/dws-flex-start/README.md: "536870912 ... 316.60 ... 319.33",
+        # "1073741824 ... 324.13 ... 327.98", "8589934592 ... 328.85 ... 335.67".
+        'a3-ultragpu-8g': ('examples/gke-consumption-options/dws-flex-start/README.md', (319.33, 327.98, 335.67), None),
+        # No source publishes A3 Edge or A4 figures (cluster-toolkit's A4 examples print XXX.XX): derived from the family with
+        # the same stack and NICs, and marked so.
+        'a3-edgegpu-8g': ('examples/gke-a3-highgpu/multi-node-test-plan.md', (71.35, None, None), 'a3-highgpu-8g'),
+        'a4-highgpu-8g': ('examples/gke-consumption-options/dws-flex-start/README.md', (319.33, 327.98, 335.67), 'a3-ultragpu-8g'),
     },
+    # Data NICs x Gb/s: A3 High/Edge 4 x 200, A3 Mega 8 x 200 (seed 000 / seed 003 "hasta 200 Gbps"), A3 Ultra / A4 8 x 400
+    # (seed 001's 3.2 Tbps over 8 CX7 NICs).
+    'line_rate_gbps': {'a3-megagpu-8g': 1600, 'a3-highgpu-8g': 800, 'a3-edgegpu-8g': 800, 'a3-ultragpu-8g': 3200, 'a4-highgpu-8g': 3200},
     'version_pairs': {
         # design.md: "public manifests pair RxDM v1.0.21 with plugin v1.0.15"; references.md
         # "Known-good pairs: RxDM v1.0.21 with plugin v1.0.15 (Jan 2026); TCPX RxDM v2.0.12 with
@@ -340,7 +352,7 @@ def test_rdma_family_seed_001(name):
     assert (gvnic + 1, rdma) == (fam.management_nic_count, fam.data_nic_count)  # +1: the node's primary NIC
     assert fam.data_nic_type == F.MRDMA and 'mrdma.google.com' in S001
     assert fam.mtu == DESIGN_SOURCES['rdma_mtu']
-    assert_in('%s Tbps' % (fam.gpu_fabric_bandwidth_gbps / 1000.0), S001, 'fabric')
+    assert_in('%s Tbps' % (fam.line_rate_gbps / 1000.0), S001, 'fabric')
     assert (fam.vcpus, fam.memory_gb, fam.provisioning_models, fam.reservation_bound_allowed, fam.image_family) == (None,) * 5
     if name == 'a3-ultragpu-8g':
         tf = between(S001, 'machine_type = "a3-ultragpu-8g"', 'gpudirect_strategy')
@@ -351,10 +363,21 @@ def test_rdma_family_seed_001(name):
 
 
 @pytest.mark.parametrize('name', FAMILY_NAMES)
-def test_thresholds(name):
+def test_nccl_references(name):
     fam = F.FAMILIES[name]
-    assert fam.nccl_min_avg_busbw_gbps == DESIGN_SOURCES['thresholds'][name]
-    assert fam.nccl_threshold_source
+    path, (at_512m, at_1g, at_8g), derived = DESIGN_SOURCES['nccl_references'][name]
+    ref = fam.nccl_reference('all_gather')
+    assert [r.collective for r in fam.nccl_references] == ['all_gather'] and (ref.nodes, ref.gpus_per_node) == (2, 8)
+    assert ref.source == 'cluster-toolkit v1.95.0 ' + path
+    assert ref.url == 'https://github.com/GoogleCloudPlatform/cluster-toolkit/blob/1047080375afbb44da4b596be314634e7486af4a/' + path
+    points = dict(ref.points)
+    assert points[512 << 20] == at_512m and points.get(1 << 30) == at_1g and points.get(8 << 30) == at_8g
+    assert ref.points == tuple(sorted(ref.points)) and ref.points[0][0] == 64 << 20
+    assert (ref.derived_from or '').split(' ')[0] == (derived or '')
+    if derived:
+        assert ref.points == F.FAMILIES[derived].nccl_reference('all_gather').points
+    assert fam.line_rate_gbps == DESIGN_SOURCES['line_rate_gbps'][name]
+    assert max(busbw for _size, busbw in ref.points) < fam.line_rate_gbps / 8.0   # a published run stays under the line rate
 
 
 @pytest.mark.parametrize('name', [n for n in FAMILY_NAMES if F.FAMILIES[n].data_interface_names])

@@ -34,13 +34,22 @@ def test_parse_mode_judges_text():
     with open(os.path.join(FIXTURES, 'seed003_tcpxo_all_gather.txt'), encoding='utf-8') as handle:
         result = run({'mode': 'parse', 'output': handle.read(), 'machine_type': 'a3-megagpu-8g', 'collective': 'all_gather'})
     assert result['changed'] is False and 'failed' not in result
-    assert result['verdict']['verdict'] == 'FAIL' and result['parsed']['collectives'][0]['avg_busbw'] == 22.449
+    assert result['verdict']['verdict'] == 'PASS' and result['parsed']['collectives'][0]['avg_busbw'] == 22.449
+
+
+def test_fail_on_verdict_does_not_fail_a_run_not_judged():
+    """Issue 26: a collective with no published reference is NOT JUDGED: reported, never PASS, and not failed."""
+    with open(os.path.join(FIXTURES, 'seed003_tcpx_all_gather.txt'), encoding='utf-8') as handle:
+        result = run({'mode': 'parse', 'output': handle.read(), 'machine_type': 'a3-highgpu-8g', 'collective': 'broadcast',
+                      'fail_on_verdict': True})
+    assert 'failed' not in result and result['verdict']['verdict'] == 'NOT JUDGED' and result['verdict']['passed'] is False
+    assert 'log_path' not in result   # kept only on FAIL (or keep_log)
 
 
 def test_parse_mode_reads_a_file_and_fails_on_verdict_when_asked():
     result = run({'mode': 'parse', 'path': os.path.join(FIXTURES, 'current_socket_fallback_a3mega.txt'),
                   'machine_type': 'a3-megagpu-8g', 'fail_on_verdict': True})
-    assert result['failed'] and result['msg'].startswith('NCCL test verdict: FAIL -- all_gather: average bus bandwidth 1.96')
+    assert result['failed'] and result['msg'].startswith('NCCL test verdict: FAIL -- all_gather: bus bandwidth at 512 MiB 3.05 GB/s < 105.14')
     assert 'NCCL used Socket' in result['msg']
 
 

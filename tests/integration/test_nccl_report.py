@@ -62,8 +62,8 @@ def test_junit_has_one_case_per_collective_and_criterion(tmp_path):
     suites = {s['@name']: s for s in doc['testsuite']}
     assert sorted(suites) == ['nccl.all_gather', 'nccl.all_reduce']
     cases = {c['@name']: c for c in suites['nccl.all_gather']['testcase']}
-    assert cases['large_message_busbw']['failure'][0]['@message'].startswith('bus bandwidth at 512 MiB 33.94 GB/s < 42.81 GB/s (0.6 of '
-                                                                            '71.35 GB/s, a3-highgpu-8g all_gather 2 nodes, ')
+    assert cases['large_message_busbw']['failure'][0]['@message'].startswith(
+        'bus bandwidth at 512 MiB 33.94 GB/s < 42.81 GB/s (0.6 of 71.35 GB/s, a3-highgpu-8g all_gather 2 nodes, ')
     assert 'skipped' in cases['avg_busbw']   # information, not a gate
     # all_reduce has no published reference: its bandwidth is not judged (skipped), and NCCL may carry it above the line rate
     reduce_cases = {c['@name']: c for c in suites['nccl.all_reduce']['testcase']}

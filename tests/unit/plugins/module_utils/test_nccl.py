@@ -122,7 +122,10 @@ def test_a_run_with_no_reference_is_not_judged_never_passed():
 
 def test_reference_curve_at_the_judged_size():
     ref = nccl_verdict.thresholds_for('a3-megagpu-8g')['all_gather']['reference']
-    at = lambda size: nccl_verdict.reference_busbw(ref['points'], size)  # noqa: E731
+
+    def at(size):
+        return nccl_verdict.reference_busbw(ref['points'], size)
+
     assert (at(512 << 20), at(1 << 30), at(8 << 30), at(64 << 30)) == (175.23, 183.38, 188.90, 188.90)
     assert at(768 << 20) == pytest.approx(175.23 + (183.38 - 175.23) * (0.5849625), abs=1e-3)   # log2-linear
     high = nccl_verdict.thresholds_for('a3-highgpu-8g')['all_gather']['reference']

@@ -52,7 +52,7 @@ def test_an_invalid_project_id_is_named_with_the_rule(capsys):
 
 def test_fail_from_error_is_one_line_with_its_parts(capsys):
     error = GcpError("create instance 'vm-1'", 'no room\n in the zone', status=503, reason='unavailable',
-                                codes=['ZONE_RESOURCE_POOL_EXHAUSTED'])
+                     codes=['ZONE_RESOURCE_POOL_EXHAUSTED'])
     result = run(capsys, {'project': 'test-project', 'auth_kind': 'none'}, lambda module: module.fail_from_error(error, instances=[]))
     assert result['msg'] == "Failed to create instance 'vm-1' (HTTP 503, unavailable, ZONE_RESOURCE_POOL_EXHAUSTED): no room in the zone"
     assert result['error'] == {'action': "create instance 'vm-1'", 'message': 'no room in the zone', 'status': 503,

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
@@ -29,6 +30,11 @@ def gke_family_defaults(machine_type):
 
 def gke_technology(machine_type, technology=None):
     """The GPUDirect technology of a GKE machine type (catalog/gke.py), or the deprecated ``technology`` without one."""
+    if technology:
+        # Shown once per run (Display keeps the messages it has shown), however often the role templates it.
+        Display().deprecated('gke_gpudirect_technology is deprecated: give gke_gpudirect_machine_type, whose family decides the '
+                             'technology (a3-megagpu-8g: TCPXO, a3-highgpu-8g: TCPX, a3-ultragpu-8g and a4-highgpu-8g: RDMA)',
+                             version='1.0.0', collection_name='aiinfra.gpudirect')
     return gke_catalog.gke_technology(machine_type, technology or None)
 
 

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the openshift_rdma role: objects rendered from the catalog, OLM decisions, verdicts, perftest.
 
-Every filter is a thin wrapper over plugins/module_utils/k8s/{openshift_render,olm,openshift_perftest}.py;
+Every filter is a thin wrapper over plugins/module_utils/openshift/{render,olm}.py and plugins/module_utils/perftest/output.py;
 their errors become AnsibleFilterError with the same message (naming the option and the fix).
 """
 
@@ -13,9 +13,9 @@ import functools
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import olm
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import olm
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.perftest import output as perftest
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import render
 
 
 def _filter(function):

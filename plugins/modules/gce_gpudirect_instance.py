@@ -46,7 +46,8 @@ options:
     elements: str
   count:
     description:
-      - Number of VMs, named by O(name_pattern).
+      - Number of VMs, named by O(name_pattern). Unset (and no O(names)), the catalog's default node count, 2 (the two
+        hosts of the NCCL test).
     type: int
   name_pattern:
     description:

@@ -293,7 +293,7 @@ ROLE_STAGES = {
     'gce_instances': {'main': ('instances',)},
     'cos_host_prep': {'main': ('host',)},
     'nccl_test': {'main': ('nccl',)},
-    'gke_cluster': {'main': ('network', 'cluster'), 'networks': ('network',), 'cluster': ('cluster',)},
+    'gke_cluster': {'main': ('network', 'cluster'), 'networks': ('network',), 'cluster': ('cluster',), 'read': ('cluster',)},
     'gke_node_pool': {'main': ('node_pool',)},
 }
 # A stage whose role's task runs only when this option is set.
@@ -343,9 +343,9 @@ class Problems:
 
 
 def validation_problems(spec, values, rules=None, owner=None):
-    """[(options, what is wrong and the fix)] of Ansible's argument spec validation of ``values``, one per typed error
-    (ansible.module_utils.errors). The errors carry only a message, so the option of a type or choice error is found by
-    validating each option alone; the groups of a rule error come from ``rules``."""
+    """([(options, what is wrong and the fix)], the validated parameters) of Ansible's argument spec validation of
+    ``values``, one problem per typed error (ansible.module_utils.errors). The errors carry only a message, so the option
+    of a type or choice error is found by validating each option alone; the groups of a rule error come from ``rules``."""
     rules = rules or {}
     result = ArgumentSpecValidator(spec, **rules).validate(values)
     kinds = {type(error) for error in result.errors.errors}
@@ -382,7 +382,7 @@ def validation_problems(spec, values, rules=None, owner=None):
     # Any other error as Ansible words it; a sub-option's type error repeats its option's, and no_log's says nothing.
     found += [([], error.msg) for error in result.errors.errors
               if not isinstance(error, HANDLED_ERRORS) and not (isinstance(error, SubParameterTypeError) and ArgumentTypeError in kinds)]
-    return found
+    return found, result.validated_parameters
 
 
 def validate_stages(params, problems):
@@ -398,12 +398,12 @@ def validate_stages(params, problems):
         # null is unset, in a sub-option's mapping too (one validated already, as the role's variables are, holds them all)
         values = {key: unset_removed(value) if (spec.get(key) or {}).get('options') else value
                   for key, value in params[stage].items() if value is not None}
-        found = validation_problems(spec, values, rules, owner)
+        found, parameters = validation_problems(spec, values, rules, owner)
         for problem in found:
             problems.add_validation(stage, problem)
         if not found:
             # the stages' checks see a mapping as its module or role does: the keys given, not the others as null
-            validated[stage] = dict(ArgumentSpecValidator(spec, **rules).validate(values).validated_parameters,
+            validated[stage] = dict(parameters,
                                     **{key: value for key, value in values.items() if (spec.get(key) or {}).get('options')})
     return validated
 
@@ -528,10 +528,10 @@ def validate_roles(roles, problems):
         # The playbook gives one set of variables to each entry point it calls (the same anchor); those of the role's
         # other entry points are not this call's.
         values = dict({name: value for name, value in entry['vars'].items() if name in spec}, **resolved['given'])
-        found = validation_problems(spec, values, owner='role %s' % role)
+        found, parameters = validation_problems(spec, values, owner='role %s' % role)
         for problem in found:
             problems.add_validation(role, problem)
-        checked[role] = (entry, ArgumentSpecValidator(spec).validate(values).validated_parameters)
+        checked[role] = (entry, parameters)
         # The action's findings (an unknown name, a contradiction) left the value out of `given`: what remains holds.
         if not found:
             valid.add(role)
@@ -764,9 +764,11 @@ def main():
     for role in valid & set(KUBERNETES_ROLES):
         plan_kubernetes(role, roles[role][1], problems)
     try:
-        if 'cluster' in stages or 'node_pool' in stages:
+        # A teardown's stages (state absent) are checked as input only: what exists is whatever it is.
+        gke_stages = {stage: stages[stage] for stage in ('cluster', 'node_pool') if stage in stages and stages[stage].get('state') != 'absent'}
+        if gke_stages:
             # Every GKE problem at once: the reads run beside the local problems (they are few: see read_gke).
-            read_gke(module.container, module.compute, stages, problems)
+            read_gke(module.container, module.compute, gke_stages, problems)
         if not problems.items and (network_plan is not None or instances is not None):
             read_stages(module.compute, stages, network_plan, instances, problems)
     except GcpError as exc:

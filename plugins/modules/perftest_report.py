@@ -100,7 +100,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.perftest import output as perftest
 
 # What perftest_results returns and the report reads.
 PARSED_KEYS = ('test', 'device', 'link_type', 'unit', 'rows', 'dmabuf', 'bw_average_gbps', 'bw_peak_gbps', 'msg_rate_mpps')

@@ -190,6 +190,8 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         #    (k8s_converge's, the API server's dry-run answer after).
         run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(), check=True, diff=True)
         ok(run)
+        # The role's deprecated way to name the technology still works, and says it is deprecated.
+        assert 'gke_gpudirect_technology is deprecated: give gke_gpudirect_machine_type' in run.stderr, run.stderr[-3000:]
         assert counts['changed'] > 0 and counts['failed'] == 0
         diffs = task_output(run, 'Apply the objects that differ (server-side apply)')
         for name in ('DaemonSet kube-system/nccl-tcpxo-installer', 'DaemonSet kube-system/device-injector', 'Network vpc8', 'GKENetworkParamSet vpc1'):

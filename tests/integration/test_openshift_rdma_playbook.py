@@ -26,7 +26,7 @@ from sandbox.kube.openshift import OpenShiftSimulation, PACKAGES, SRIOV_NETWORK_
 from playbook_runner import ansible_playbook_command, collection_root, collections_path, wrong_values
 from waiting import wait_until
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.perftest import output as perftest
 
 MUTATING = ('POST', 'PUT', 'PATCH', 'DELETE')
 DELAY = 0.05
@@ -244,7 +244,7 @@ def test_teardown_removes_only_what_the_role_installed_or_applied(openshift):
     made (a NicClusterPolicy) stay through a teardown with openshift_rdma_teardown_operators, named; the operators the
     role installed go, namespaces and all; the SR-IOV operator's own SriovOperatorConfig is never the teardown's."""
     from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog  # pylint: disable=import-outside-toplevel
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import render  # pylint: disable=import-outside-toplevel
     store = openshift.cluster.store
     openshift.sim.installed_before(render.operator_objects(catalog.OPERATORS[0], 'stable'), 'nfd.4.15.0-202410081504')
     installed = openshift.run(args=['--tags', 'operators'])
@@ -366,7 +366,7 @@ def test_timeout_names_the_object_and_its_last_status(tmp_path):
 
 def test_installplan_for_another_csv_stays_unapproved_older_install_reported_and_second_operator_group_refused(openshift):
     from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog  # pylint: disable=import-outside-toplevel
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import render  # pylint: disable=import-outside-toplevel
     store = openshift.cluster.store
     # NFD installed earlier, as the chapter says, from a catalog of OpenShift 4.15: below the floor 4.16.0.
     nfd = catalog.OPERATORS[0]
@@ -605,7 +605,7 @@ def test_every_rendered_object_passes_kubectl_server_dry_run(openshift, tmp_path
     if not os.path.exists(binary):
         pytest.skip('the Cloud SDK kubectl.1.33 is not installed')
     from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog  # pylint: disable=import-outside-toplevel
-    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render  # pylint: disable=import-outside-toplevel
+    from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import render  # pylint: disable=import-outside-toplevel
     for entry in PACKAGES.values():
         for relative in entry['crds']:
             openshift.sim._install_openshift_crd(relative)   # pylint: disable=protected-access

@@ -63,10 +63,12 @@ def _check_range(field, seconds, bounds, extra_allowed=()):
 
 
 def instance_names(names=None, count=None, name_pattern=None, prefix=None):
-    """The VM names: given, or `count` of them from `name_pattern` ({prefix}, {n} from 1)."""
+    """The VM names: given, or `count` of them (unset: the catalog's default node count) from `name_pattern` ({prefix},
+    {n} from 1)."""
     if names:
         result = list(names)
-    elif count is not None:
+    else:
+        count = families.DEFAULT_NODE_COUNT if count is None else count
         if count < 1:
             raise InputError('count: %d VMs; give 1 or more (or list the names)' % count)
         if not name_pattern:
@@ -80,8 +82,6 @@ def instance_names(names=None, count=None, name_pattern=None, prefix=None):
             raise InputError('name_pattern: %r has an unknown placeholder (%s); use {prefix} and {n}' % (name_pattern, exc)) from None
         if len(set(result)) != len(result):
             raise InputError('name_pattern: %r gives the same name to every VM; put {n} in it' % name_pattern)
-    else:
-        raise InputError('count: give the number of VMs (1 or more), or list their names')
     for name in result:
         if not compute.GCE_NAME_PATTERN.match(name):
             raise InputError("names: '%s' is not a valid VM name (lowercase letters, digits and hyphens, starting with a letter, "
@@ -442,7 +442,7 @@ ARGUMENT_SPEC = {
     'timeout': {'type': 'int', 'default': 900},
 }
 MUTUALLY_EXCLUSIVE = [('names', 'count'), ('network_prefix', 'network_interfaces')]
-REQUIRED_ONE_OF = [('names', 'count'), ('network_prefix', 'network_interfaces')]
+REQUIRED_ONE_OF = [('network_prefix', 'network_interfaces')]
 
 
 def build_from_params(params, project):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import instance as gce_instance
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
@@ -24,10 +25,15 @@ def test_names_from_count_and_pattern():
     assert spec.body('hi-vm-1')['machineType'] == 'zones/us-central1-a/machineTypes/a3-highgpu-8g'
 
 
+def test_unset_count_is_the_catalogs_default_node_count():
+    names, _spec = build(count=None)
+    # The two hosts of the NCCL test, as the module's documentation says.
+    assert names == ['hi-vm-1', 'hi-vm-2'] and len(names) == families.DEFAULT_NODE_COUNT
+
+
 @pytest.mark.parametrize('overrides, message', [
     ({'count': 0}, 'count: 0 VMs; give 1 or more'),
     ({'count': -1}, 'count: -1 VMs; give 1 or more'),
-    ({'count': None}, 'count: give the number of VMs (1 or more), or list their names'),
     ({'zone': 'us-central1'}, "zone: 'us-central1' is a region, not a zone"),
     ({'zone': 'central'}, "zone: 'central' is not a zone name"),
     ({'fallback_zones': ['us-central1']}, "fallback_zones: 'us-central1' is a region"),

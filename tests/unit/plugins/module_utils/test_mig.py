@@ -174,7 +174,7 @@ def test_busy_and_gpudirect_problems():
 def role_spec_problems(**extra):
     """What the role's argument spec (which gpudirect_plan validates the host stage with) says of the variables."""
     from ansible_collections.aiinfra.gpudirect.plugins.modules import gpudirect_plan
-    return gpudirect_plan.validation_problems(host_spec(), dict({'machine_type': 'a3-highgpu-8g'}, **extra))
+    return gpudirect_plan.validation_problems(host_spec(), dict({'machine_type': 'a3-highgpu-8g'}, **extra))[0]
 
 
 def host_spec():

@@ -16,10 +16,10 @@ import yaml
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import olm
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import olm
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import readiness
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_render as render
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.perftest import output as perftest
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import render
 
 TESTS = os.path.join(os.path.dirname(__file__), '..', '..', '..')
 with open(os.path.join(TESTS, 'unit', 'seeds', 'openshift-rdma.md'), encoding='utf-8') as _handle:

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The perftest_report module in-process: the report directory of an ib_write_bw verdict (the text files as
-openshift_perftest renders them, the plot a PNG of its size drawn by the real matplotlib), a change only when a file
+perftest.output renders them, the plot a PNG of its size drawn by the real matplotlib), a change only when a file
 differs, check mode writes nothing, ``plot: false`` without matplotlib, bad input refused naming the option."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from PIL import Image
 
 from module_runner import run_module
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import openshift_perftest as perftest
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.perftest import output as perftest
 from ansible_collections.aiinfra.gpudirect.plugins.modules import perftest_report
 
 PUBLIC = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'perftest', 'spark_ib_write_bw_q4.txt')
@@ -57,7 +57,7 @@ def test_report_directory_holds_the_rendered_files_and_a_png_of_its_size(tmp_pat
     result = report(dest, output, configuration=configuration, link_gbps=link_gbps)
     assert result['changed'] and result['verdict']['verdict'] == verdict
     assert sorted(os.path.basename(path) for path in result['files']) == sorted(perftest.FILES)
-    # The text files are exactly what openshift_perftest renders (what the role wrote before the module).
+    # The text files are exactly what perftest.output renders (what the role wrote before the module).
     parsed = perftest.parse(output)
     assert texts(dest) == perftest.render(perftest.build_report(parsed, perftest.evaluate(parsed, link_gbps), configuration))
     assert json.loads((dest / 'report.json').read_text())['verdict'] == result['verdict'] == result['report']['verdict']

@@ -34,7 +34,7 @@ def create_with_api(api, name, **cluster):
 def test_check_mode_plans_the_seed_cluster_without_a_mutating_request(sandbox, cluster):
     result = cluster(check_mode=True, diff=True)
     assert result['changed'] is True, result
-    assert result['actions'] == ['create cluster mega (1.33.5-gke.1308000)'], 'the location default meets the TCPXO floor'
+    assert result['actions'] == ['create cluster mega (1.35.7-gke.1222000)'], 'the location default meets the TCPXO floor'
     assert result['diff']['before'] is None
     assert result['diff']['after']['networkConfig.datapathProvider'] == 'ADVANCED_DATAPATH'
     assert mutating(sandbox) == []
@@ -65,7 +65,7 @@ def test_creates_then_changes_nothing(sandbox, cluster):
 
 def test_kubeconfig_path_is_written_once_and_only_outside_check_mode(sandbox, cluster, tmp_path):
     path = tmp_path / 'kube' / 'config.yaml'
-    assert cluster(check_mode=True, kubeconfig_path=str(path))['actions'] == ['create cluster mega (1.33.5-gke.1308000)']
+    assert cluster(check_mode=True, kubeconfig_path=str(path))['actions'] == ['create cluster mega (1.35.7-gke.1222000)']
     assert not path.exists(), 'no cluster yet: nothing to write'
     cluster()
     planned = cluster(check_mode=True, kubeconfig_path=str(path))
@@ -120,9 +120,13 @@ def test_kubeconfig_path_that_cannot_hold_a_context_is_refused_before_anything_i
         assert path.read_text(encoding='utf-8') == content
 
 
-def test_rdma_picks_the_newest_version_above_seed_001s_floor(sandbox, cluster):
+def test_rdma_takes_the_default_at_or_above_seed_001s_floor_else_the_newest(sandbox, cluster):
+    # The sandbox's default, 1.35.7-gke.1222000 (GKE's today), meets the Standard floor 1.34.8-gke.1278000 ...
     result = cluster(cluster='ultra', machine_type='a3-ultragpu-8g', check_mode=True)
-    assert result['plan']['version'] == '1.34.8-gke.1278000', 'the default 1.33.5 is below 1.34.8-gke.1278000'
+    assert result['plan']['version'] == '1.35.7-gke.1222000', result['plan']
+    # ... and not the Autopilot floor 1.36.2-gke.1368000: the newest version offered that does, Rapid's 1.36.4-gke.1082000.
+    result = cluster(cluster='ultra', machine_type='a3-ultragpu-8g', cluster_mode='autopilot', check_mode=True)
+    assert result['plan']['version'] == '1.36.4-gke.1082000', result['plan']
 
 
 @pytest.mark.parametrize('overrides, words', [
@@ -162,13 +166,13 @@ def test_an_adopted_cluster_gets_multi_networking_and_an_upgrade_in_place(sandbo
     before = len(sandbox.request_log())
     planned = cluster(cluster='dp2', machine_type='a3-ultragpu-8g', check_mode=True)
     assert planned['actions'] == ['update cluster dp2: desiredEnableMultiNetworking=True',
-                                  'update cluster dp2: desiredMasterVersion=1.34.8-gke.1278000'], planned['actions']
+                                  'update cluster dp2: desiredMasterVersion=1.35.7-gke.1222000'], planned['actions']
     assert mutating(sandbox, before) == []
     result = cluster(cluster='dp2', machine_type='a3-ultragpu-8g')
     assert result['changed'] is True, result
     assert [method for method, _path in mutating(sandbox, before)] == ['PUT', 'PUT'], 'one ClusterUpdate field per request'
     assert result['cluster']['networkConfig']['enableMultiNetworking'] is True
-    assert result['cluster']['currentMasterVersion'] == '1.34.8-gke.1278000'
+    assert result['cluster']['currentMasterVersion'] == '1.35.7-gke.1222000'
     assert result['managed'] is False
     assert cluster(cluster='dp2', machine_type='a3-ultragpu-8g')['changed'] is False
     # teardown leaves an adopted cluster alone unless told
@@ -211,8 +215,13 @@ def test_a_regional_cluster(sandbox, cluster):
 
 
 def test_an_autopilot_cluster_for_rdma_at_seed_001s_autopilot_floor(sandbox, cluster):
-    """Seed 001: Autopilot clusters take the automated RDMA installer from 1.36.2-gke.1368000; the sandbox offers no
-    such version, so the module refuses before any mutating request, naming the floor."""
-    result = cluster(cluster='auto', machine_type='a3-ultragpu-8g', cluster_mode='autopilot')
-    assert result.get('failed') and '1.36.2-gke.1368000' in result['msg'], result
+    """Seed 001: Autopilot clusters take the automated RDMA installer from 1.36.2-gke.1368000. A version below it is
+    refused before any mutating request, naming the floor; unset, the cluster gets the newest version offered above it."""
+    refused = cluster(cluster='auto', machine_type='a3-ultragpu-8g', cluster_mode='autopilot', version='1.35.7-gke.1222000')
+    assert refused.get('failed') and '1.36.2-gke.1368000' in refused['msg'], refused
     assert mutating(sandbox) == []
+    result = cluster(cluster='auto', machine_type='a3-ultragpu-8g', cluster_mode='autopilot')
+    assert result['changed'] is True, result
+    stored = sandbox.resources('container.clusters')[0]
+    assert stored['autopilot'] == {'enabled': True} and stored['currentMasterVersion'] == '1.36.4-gke.1082000', stored
+    assert cluster(cluster='auto', machine_type='a3-ultragpu-8g', cluster_mode='autopilot')['changed'] is False

@@ -20,20 +20,21 @@ def mutating(sandbox, since=0):
     return [(e['method'], e['path'].split('?')[0]) for e in sandbox.request_log()[since:] if e['method'] in ('POST', 'PUT', 'PATCH', 'DELETE')]
 
 
-def make_cluster(sandbox, name, zone, machine_type, prefix):
+def make_cluster(sandbox, name, zone, machine_type, prefix, version=None):
     layout = 'gke_rdma' if machine_type in ('a3-ultragpu-8g', 'a4-highgpu-8g') else 'gke'
     networks = run_module(gce_gpudirect_network.main, dict(connection(sandbox), region=REGION, zone=zone, machine_type=machine_type,
                                                            layout=layout, network_prefix=prefix))
     assert networks['changed'], networks
     cluster = run_module(gke_gpudirect_cluster.main, dict(connection(sandbox), cluster=name, location=zone, machine_type=machine_type,
-                                                          default_pool_node_count=1))
+                                                          default_pool_node_count=1, version=version))
     assert cluster['changed'], cluster
 
 
 @pytest.fixture
 def mega(sandbox):
-    """An A3 Mega cluster on seed 003's 8 networks (prefix mega) in us-central1-a; run(**overrides) runs the pool module."""
-    make_cluster(sandbox, 'mega', 'us-central1-a', 'a3-megagpu-8g', 'mega')
+    """An A3 Mega cluster on seed 003's 8 networks (prefix mega) in us-central1-a; run(**overrides) runs the pool module.
+    Its GKE 1.33 meets TCPXO's floor and not RDMA's (1.34.8-gke.1278000), as an A3 Mega cluster made before RDMA's would."""
+    make_cluster(sandbox, 'mega', 'us-central1-a', 'a3-megagpu-8g', 'mega', version='1.33.5-gke.1308000')
     base = dict(connection(sandbox), cluster='mega', location='us-central1-a', name='gpu', machine_type='a3-megagpu-8g',
                 network_prefix='mega', read_nodes=False)
 

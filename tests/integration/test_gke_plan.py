@@ -43,8 +43,13 @@ CASES = [
     ('count-text+provisioning-unknown', 'gke_a3high.yml', {'gpudirect_node_count': 'two', 'gpudirect_provisioning_model': 'preemptible'},
      ["gpudirect_node_count: 'two' is not a whole number", 'gpudirect_provisioning_model: preemptible is not one of standard, spot, flex_start']),
     # An alias skipped every floor: an Autopilot cluster was built below the ComputeClass path's 1.36.2 floor.
-    ('latest-below-floor', 'gke_a3ultra.yml', {'gpudirect_gke_version': 'latest', 'gpudirect_rdma_networking': 'compute_class'},
-     ['gpudirect_gke_version: latest is 1.34.8-gke.1278000 here (getServerConfig), and 1.34.8-gke.1278000 is older than 1.36.2']),
+    ('alias-below-floor', 'gke_a3ultra.yml', {'gpudirect_gke_version': '1.35', 'gpudirect_rdma_networking': 'compute_class'},
+     ['gpudirect_gke_version: 1.35 is 1.35.7-gke.1222000 here (getServerConfig), and 1.35.7-gke.1222000 is older than 1.36.2']),
+    # An Autopilot cluster makes no node pool of ours: only the ComputeClass path runs there.
+    ('autopilot-with-dranet', 'gke_a4.yml', {'gpudirect_cluster_mode': 'autopilot'},
+     ['is an Autopilot cluster, which has no user node pools']),
+    ('cluster-mode-unknown', 'gke_a4.yml', {'gpudirect_cluster_mode': 'serverless', 'gpudirect_rdma_networking': 'compute_class'},
+     ['gpudirect_cluster_mode: serverless is not one of standard, autopilot']),
     # A kubeconfig path that is a directory was found only after 25 writes.
     ('kubeconfig-directory', 'gke_a3high.yml', {'gpudirect_kubeconfig_path': '/tmp'},
      ['gpudirect_kubeconfig_path: /tmp is a directory; give a file path']),

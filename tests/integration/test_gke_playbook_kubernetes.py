@@ -5,6 +5,7 @@ applies the Networks, GKENetworkParamSets and DaemonSets WHILE GKE creates the n
 creation is held until they are there, or 120 s), then waits until the DaemonSets are ready on both GPU nodes;
 a rerun sends no mutating request to either API."""
 
+import json
 import os
 import re
 import shutil
@@ -70,7 +71,7 @@ def live(tmp_path):
         sandbox.stop()
 
 
-def playbook(sandbox, tmp_path, *arguments):
+def playbook(sandbox, tmp_path, *arguments, name='gke_a3mega.yml', extra=None, tags=('--skip-tags', 'nccl')):
     config = tmp_path / 'gcloud'
     config.mkdir(exist_ok=True)
     (config / 'token').write_text('sandbox-token\n', encoding='ascii')
@@ -80,9 +81,10 @@ def playbook(sandbox, tmp_path, *arguments):
     env.update(CLOUDSDK_AUTH_ACCESS_TOKEN_FILE=str(config / 'token'), GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN='sandbox-token',
                PATH='%s:%s' % (os.path.dirname(os.path.realpath(shutil.which('gcloud'))), os.environ.get('PATH', '')),
                NO_PROXY='127.0.0.1,localhost', ANSIBLE_ASYNC_DIR=str(tmp_path / 'async'))
-    extra = {'gpudirect_location': ZONE, 'gpudirect_kubeconfig_path': str(config / 'kubeconfig-a3mega'), 'gke_gpudirect_wait_delay': 1}
-    # Every stage but the NCCL test, as the tags say (it was the whole Kubernetes stage that --skip-tags nccl skipped).
-    run = ansible_playbook(sandbox, 'gke_a3mega.yml', extra, project=PROJECT, args=('--skip-tags', 'nccl', *arguments), timeout=400, env=env)
+    extra = extra or {'gpudirect_location': ZONE, 'gke_gpudirect_wait_delay': 1}
+    extra = dict(extra, gpudirect_kubeconfig_path=str(config / 'kubeconfig'))
+    # By default every stage but the NCCL test, as the tags say (it was the whole Kubernetes stage that --skip-tags nccl skipped).
+    run = ansible_playbook(sandbox, name, extra, project=PROJECT, args=(*tags, *arguments), timeout=400, env=env)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     return run
 
@@ -124,3 +126,27 @@ def test_the_kubernetes_objects_are_applied_while_the_node_pool_is_created(live,
     again = playbook(live, tmp_path)
     assert mutating(live, cloud_since, kube_since) == []
     assert re.search(r'localhost\s+: ok=\d+\s+changed=0\s', again.stdout), again.stdout[-3000:]
+
+
+@pytest.mark.parametrize('cluster_mode', ['autopilot', 'standard'])
+def test_the_compute_class_path_reaches_a_verdict_on_autopilot_and_on_standard(live, tmp_path, cluster_mode):
+    """Seed 001's ComputeClass path (gke_a4.yml with gpudirect_rdma_networking=compute_class) on both kinds of cluster
+    the seed names: Autopilot, at or above its floor 1.36.2-gke.1368000 (the sandbox offers GKE's versions of today), and
+    Standard, where GKE creates the class's node pools (nodePoolAutoCreation). No node pool of ours is made; GKE's
+    appears for the test Pods; the NCCL test's report has a verdict, computed on stand-in output."""
+    live.operation_latency['CREATE_NODE_POOL'] = 0.0
+    report = tmp_path / 'report'
+    playbook(live, tmp_path, name='gke_a4.yml', tags=(), extra={
+        'gpudirect_rdma_networking': 'compute_class', 'gpudirect_cluster_mode': cluster_mode, 'gke_rdma_report_dir': str(report),
+        'gke_rdma_wait_delay': 1, 'gke_rdma_nccl_require_network_evidence': False,
+        'gke_rdma_nccl_thresholds': {'all_gather': {'avg_busbw_gbps': 0.001, 'large_busbw_gbps': 0.001}}})
+    cluster, = live.resources('container.clusters')
+    assert bool((cluster.get('autopilot') or {}).get('enabled')) is (cluster_mode == 'autopilot'), cluster
+    if cluster_mode == 'autopilot':
+        assert cluster['currentMasterVersion'] == '1.36.4-gke.1082000', 'the newest version above the Autopilot floor'
+    pools = [pool['name'] for pool in live.resources('container.nodePools')]
+    assert pools and all(name.startswith('nap-a4-highgpu-8g') for name in pools if name != 'default-pool'), pools
+    assert 'a4high-gpu' not in pools, 'the ComputeClass path makes no node pool of ours'
+    with open(report / 'report.json', encoding='utf-8') as handle:
+        verdict = json.load(handle)
+    assert verdict['verdict'] == 'PASS' and verdict['synthetic'], verdict

@@ -204,4 +204,4 @@ def test_cluster_refusals(api, sandbox):
     assert response.status == 400 and response.body['error']['message'] == 'Subnetwork "sub-b" is not in network "net-a".'
     assert sandbox.resources('container.clusters') == []
     assert api.post(C, cluster_body(releaseChannel={'channel': 'STABLE'}, network='net-a', subnetwork='sub-a')).status == 200
-    assert sandbox.resources('container.clusters')[0]['currentMasterVersion'] == '1.32.9-gke.1108000'
+    assert sandbox.resources('container.clusters')[0]['currentMasterVersion'] == '1.35.6-gke.1250000'   # Stable's default

@@ -154,11 +154,25 @@ def image_from_family(project, family):
     return names[-1] if names else None
 
 
-# GKE versions offered by getServerConfig; they satisfy the seeds' floors for GPUDirect-TCPX/TCPXO, and
-# 1.34.8-gke.1278000 is seed 001's floor for the automatic RDMA NCCL installer (gpuDirectStrategy RDMA).
-GKE_DEFAULT_VERSION = '1.33.5-gke.1308000'
+# GKE versions offered by getServerConfig, as GKE offers them today. Source: the "Current versions" table of the GKE
+# release notes (https://docs.cloud.google.com/kubernetes-engine/docs/release-notes, read 2026-12): default patch version
+# for cluster creation per channel (Rapid 1.36.4-gke.1082000, Regular 1.35.7-gke.1222000, Stable 1.35.6-gke.1250000,
+# Extended 1.35.7-gke.1222000, no channel 1.35.7-gke.1222000) and the recommended auto-upgrade targets (Stable and no
+# channel 1.34.9-gke.1655001, Extended 1.32.13-gke.2268000); available minors: Rapid 1.34-1.37, Regular and no channel
+# 1.34-1.36, Stable 1.34-1.35, Extended 1.31-1.36. Each channel's list starts with its default. Autopilot's floor for the
+# automatic RDMA NCCL installer, 1.36.2-gke.1368000 (seed 001), is met by Rapid's 1.36.4-gke.1082000; 1.34.8-gke.1278000 is
+# seed 001's floor for Standard clusters (gpuDirectStrategy RDMA).
+# SIMULATION: outside a channel GKE offers the minors 1.34-1.36 only; the sandbox also keeps offering the older patches
+# below the first five (versions GKE offered earlier), so that a test can still create a cluster of an older minor (the
+# control plane's emulation of 1.33, seed 003's TCPX/TCPXO floors per minor). A real cluster of those minors today is an
+# Extended-channel cluster.
+GKE_DEFAULT_VERSION = '1.35.7-gke.1222000'
 GKE_RDMA_INSTALLER_MIN_VERSION = '1.34.8-gke.1278000'
 GKE_VERSIONS = [
+    '1.36.4-gke.1082000',
+    '1.35.7-gke.1222000',
+    '1.35.6-gke.1250000',
+    '1.34.9-gke.1655001',
     '1.34.8-gke.1278000',
     '1.34.1-gke.1829001',
     '1.33.5-gke.1308000',
@@ -170,10 +184,10 @@ GKE_VERSIONS = [
     '1.29.15-gke.1382000',
 ]
 GKE_CHANNELS = {
-    'RAPID': ['1.34.8-gke.1278000', '1.34.1-gke.1829001', '1.33.5-gke.1308000'],
-    'REGULAR': ['1.33.5-gke.1308000', '1.33.4-gke.1245000', '1.32.9-gke.1108000'],
-    'STABLE': ['1.32.9-gke.1108000', '1.31.13-gke.1023000'],
-    'EXTENDED': ['1.31.13-gke.1023000', '1.30.14-gke.1734000', '1.29.15-gke.1382000'],
+    'RAPID': ['1.36.4-gke.1082000', '1.35.7-gke.1222000', '1.34.9-gke.1655001'],
+    'REGULAR': ['1.35.7-gke.1222000', '1.35.6-gke.1250000', '1.34.9-gke.1655001'],
+    'STABLE': ['1.35.6-gke.1250000', '1.34.9-gke.1655001'],
+    'EXTENDED': ['1.35.7-gke.1222000', '1.34.9-gke.1655001', '1.32.13-gke.2268000'],
 }
 GKE_IMAGE_TYPES = ['COS_CONTAINERD', 'UBUNTU_CONTAINERD', 'WINDOWS_LTSC_CONTAINERD']
 

@@ -106,12 +106,16 @@ def _check_channel_version(channel, version):
                           % (version, channel, ', '.join(catalog.GKE_CHANNELS.get(channel, []))))
 
 
-def _resolve_version(requested):
+def _resolve_version(requested, channel=None):
+    """The version a cluster gets: the default, the newest for 'latest', a full version offered, or the newest patch of
+    an alias (1.35 -> 1.35.7-gke.1222000).  A channel's own versions are offered to a cluster of that channel only
+    (Extended keeps minors that no other channel has)."""
+    offered = catalog.GKE_VERSIONS + [version for version in catalog.GKE_CHANNELS.get(channel or '', []) if version not in catalog.GKE_VERSIONS]
     if requested in (None, '', '-', 'latest'):
         return catalog.GKE_DEFAULT_VERSION if requested != 'latest' else catalog.GKE_VERSIONS[0]
-    if requested in catalog.GKE_VERSIONS:
+    if requested in offered:
         return requested
-    matches = [version for version in catalog.GKE_VERSIONS if version.startswith(requested + '.') or version.startswith(requested + '-')]
+    matches = [version for version in offered if version.startswith(requested + '.') or version.startswith(requested + '-')]
     if matches:
         return matches[0]
     raise bad_request('Master version "%s" is unsupported.' % requested)
@@ -320,7 +324,7 @@ def create_cluster(call):
     if channel and channel != 'UNSPECIFIED' and not body.get('initialClusterVersion'):
         version = catalog.GKE_CHANNELS[channel][0]
     else:
-        version = _resolve_version(body.get('initialClusterVersion'))
+        version = _resolve_version(body.get('initialClusterVersion'), channel)
     _check_channel_version(channel, version)
     network_config = dict(body.get('networkConfig') or {})
     ip_policy = dict(body.get('ipAllocationPolicy') or {})
@@ -623,7 +627,7 @@ def update_cluster(call):
         fields['networkConfig'] = dict(cluster['networkConfig'], enableMultiNetworking=bool(update.pop('desiredEnableMultiNetworking')))
     operation_type = 'UPDATE_CLUSTER'
     if 'desiredMasterVersion' in update:
-        version = _resolve_version(update.pop('desiredMasterVersion'))
+        version = _resolve_version(update.pop('desiredMasterVersion'), (cluster.get('releaseChannel') or {}).get('channel'))
         if catalog.gke_version_key(version) < catalog.gke_version_key(cluster['currentMasterVersion']):
             raise bad_request('Master version "%s" is older than the current version "%s".' % (version, cluster['currentMasterVersion']))
         fields['currentMasterVersion'] = version

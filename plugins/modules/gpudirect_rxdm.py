@@ -20,6 +20,10 @@ description:
   - Before creating anything it checks the device nodes the container needs and names each missing
     one with the command that creates it, and it refuses an RxDM / NCCL plugin version pair that the
     catalog does not know unless O(force_version_pair=true).
+  - For the families whose catalog entry has a gVNIC driver floor (A3 High and A3 Edge, GPUDirect-TCPX: 1.4.0rc3), it
+    reads the driver of every data NIC with C(ethtool -i) (from sysfs where ethtool is missing), in check mode too, and
+    fails before anything is created when a NIC's driver is not gve or older than the floor. The version 1.0.0, which
+    in-kernel drivers always report, is not judged (a warning says so), as Google's driver repository advises.
   - Unlike the manual's C(docker run --rm), the container is not removed when it exits, so that its
     log can say why; this module removes it when it recreates it or when O(state=absent).
   - Returns, besides the container, the catalog's host facts for the technology (RV(host)), so that
@@ -187,6 +191,19 @@ time_to_ready:
   returned: when ready
   type: float
   sample: 1.2
+gvnic:
+  description: The gVNIC driver of each data NIC and the family's floor (families with a floor only).
+  returned: when the family has a gVNIC driver floor and O(state) is not V(absent)
+  type: dict
+  contains:
+    floor:
+      description: The oldest gve version the family's GPUDirect stack supports.
+      type: str
+      sample: 1.4.0rc3
+    interfaces:
+      description: Per data NIC, C(driver) and C(version) as read, or why they could not be read.
+      type: dict
+      sample: {eth1: {driver: gve, version: 1.4.0rc3}}
 missing_devices:
   description: Device nodes the container needs that the host lacks, each with its fix (check mode only; otherwise the module fails).
   returned: always
@@ -258,6 +275,7 @@ host:
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import host as cos_host
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import docker_api
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import gvnic
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import host_stacks
 
@@ -316,6 +334,8 @@ def run(module, client):
 
     if params['state'] == 'absent':
         return cos_host.remove_container(module, client, current, result)
+    if family.min_gvnic_driver:
+        result['gvnic'] = check_gvnic(module, family, result)
 
     if params['state'] == 'checked':
         return check(module, client, current, image, stack, result)
@@ -347,6 +367,27 @@ def run(module, client):
     container_id = docker_api.recreate(client, current, name, docker_api.create_body(stack.rxdm, image, MANAGED_BY))
     result['container_id'] = container_id[:12]
     return wait_ready(module, client, container_id, stack, result)
+
+
+def check_gvnic(module, family, result):
+    """The gVNIC driver of every data NIC against the family's floor; a NIC below it fails the module, read-only."""
+    ethtool = module.get_bin_path('ethtool')
+    readings = {}
+    for interface in family.data_interface_names:
+        if ethtool:
+            rc, out, err = module.run_command([ethtool, '-i', interface])
+            readings[interface] = gvnic.parse_ethtool_info(out) if rc == 0 else (err.strip() or 'ethtool -i exited %d' % rc)
+        else:
+            reading, error = gvnic.sysfs_reading(interface)
+            readings[interface] = reading or error
+    problems, notes = gvnic.judge(readings, family.min_gvnic_driver)
+    for note in notes:
+        module.warn(note)
+    if problems:
+        module.fail_json(msg='%s needs gVNIC driver %s or later on its data NICs; found before anything was created: %s'
+                         % (family.machine_type, family.min_gvnic_driver, '; '.join(problems)),
+                         gvnic={'floor': family.min_gvnic_driver, 'interfaces': readings}, **failure_details(result))
+    return {'floor': family.min_gvnic_driver, 'interfaces': readings}
 
 
 def failure_details(result):

@@ -30,7 +30,8 @@ NCCL = {'nccl/command.py', 'nccl/parse.py', 'nccl/verdict.py', 'nccl/preflight.p
 
 EXPECTED = {
     # module: (arguments that fail fast, module_utils files besides the packages' empty __init__.py files)
-    'gpudirect_rxdm': ('technology=NONE', CATALOG | COS),
+    # gpudirect_rxdm also reads the data NICs' gVNIC driver (cos/gvnic.py).
+    'gpudirect_rxdm': ('technology=NONE', CATALOG | COS | {'cos/gvnic.py'}),
     # nccl_plugin also writes the GKE NCCL environment profile, so it carries the GKE facts (catalog/gke.py).
     'nccl_plugin': ('technology=NONE', CATALOG | COS | {'catalog/gke.py'}),
     # nccl_perf execs into the test container through the Docker Engine API (mode gce), as `docker exec` does.

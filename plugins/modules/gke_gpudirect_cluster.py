@@ -16,10 +16,10 @@ description:
     valid master version that does (from C(getServerConfig)).
   - Refuses Autopilot for GPUDirect-TCPX and GPUDirect-TCPXO, and versions below the floor, before any request that
     changes anything.
-  - An existing cluster is adopted; what it lacks is reported field by field. Multi-networking is turned on in place
-    (C(ClusterUpdate.desiredEnableMultiNetworking)) and a control plane below the floor is upgraded in place
-    (C(desiredMasterVersion)), one update at a time; Dataplane V2, IP aliases and the cluster mode cannot be changed, so
-    a cluster without them fails, naming the fields.
+  - An existing cluster is adopted; what it lacks is reported field by field. A control plane below the floor is upgraded
+    in place (C(desiredMasterVersion)); Dataplane V2, IP aliases, the cluster mode and multi-networking cannot be changed
+    (seed 003 says an existing cluster cannot be updated to use multi-networking), so a cluster without them fails
+    before anything is changed, naming the fields and the way out (a new cluster).
   - GKE runs one operation at a time per cluster; a call refused because another operation is running awaits that
     operation and is sent again. Operations are polled with backoff; their progress is returned in RV(operations).
 author:

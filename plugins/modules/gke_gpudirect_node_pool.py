@@ -142,6 +142,14 @@ options:
       - Compact placement (GKE makes the placement policy).
     type: bool
     default: false
+  host_maintenance_interval:
+    description:
+      - How often the nodes' hosts get planned maintenance (C(NodeConfig.hostMaintenancePolicy.maintenanceInterval)); seed
+        003's optional C(gcloud beta container node-pools create --host-maintenance-interval=PERIODIC).
+      - A field of the Container API v1beta1 only, so with it set the pool is created, read and changed through v1beta1.
+        It cannot change on an existing pool (a difference is immutable, see O(recreate)); unset, it is not compared.
+    type: str
+    choices: [AS_NEEDED, PERIODIC]
   placement_policy:
     description:
       - Name of your own compact placement resource policy (seed 003's C(--placement-policy)).
@@ -213,8 +221,6 @@ options:
     default: true
 notes:
   - The modules of this collection that talk to Google Cloud run on the controller.
-  - Container API v1 has no C(hostMaintenancePolicy) (seed 003's C(--host-maintenance-interval=PERIODIC) is a v1beta1
-    field); it is not offered.
 seealso:
   - module: aiinfra.gpudirect.gke_gpudirect_cluster
   - module: aiinfra.gpudirect.gce_gpudirect_network
@@ -456,7 +462,8 @@ def main():
     module = GpuDirectModule(ARGUMENT_SPEC, supports_check_mode=True)
     params = module.params
     executor = Executor(module, progress_keys=('progress', 'operations'))
-    runner = PoolRunner(module.container, params, executor.progress)
+    # host_maintenance_interval is a v1beta1 field (v1 neither takes nor shows it): the pool's calls go through v1beta1 then.
+    runner = PoolRunner(module.container_beta if params['host_maintenance_interval'] else module.container, params, executor.progress)
     try:
         gke_cluster.check_location(params['location'])   # before the reads: a malformed location is named here, not by a 400
         current = runner.read()

@@ -581,11 +581,13 @@ def planned_cluster(plan):
     return cluster
 
 
-def read_gke(container, compute, stages, problems):
+def read_gke(clients, stages, problems):
     """The GKE stages' plans and reads: getServerConfig of the cluster's location, the cluster, the pool when the cluster
     exists, the machine type in the node zone (which also shows the zone exists) and a named reservation there."""
+    container, compute = clients.container, clients.compute
     cluster_params, pool_params = stages.get('cluster'), stages.get('node_pool')
     cluster_plan = current_cluster = None
+    refusals = []
     if cluster_params is not None:
         location = cluster_params['location']
         try:
@@ -613,9 +615,11 @@ def read_gke(container, compute, stages, problems):
                                  % (cluster_params['cluster'], location, cluster_plan.family.technology, '; '.join(refusals)))
     if pool_params is None:
         return
+    # A cluster refused above is to be made anew: the pool is checked against the cluster the plan would make.
+    pool_cluster = current_cluster if current_cluster is not None and not refusals else None
     try:
         pool_plan = gke_node_pool.plan_from_params(
-            pool_params, current_cluster or (planned_cluster(cluster_plan) if cluster_plan else None), cluster_planned=True)
+            pool_params, pool_cluster or (planned_cluster(cluster_plan) if cluster_plan else None), cluster_planned=True)
     except InputError as exc:
         problems.add('node_pool', str(exc))
         return
@@ -632,7 +636,9 @@ def read_gke(container, compute, stages, problems):
     current_pool = None
     if current_cluster is not None:
         path = node_pool_path(pool_params['location'], pool_params['cluster'], pool_params['name'])
-        current_pool = container.get(path, action='read node pool %s' % pool_params['name'])
+        # As the node pool module reads it: through v1beta1 when a v1beta1 field is planned (host_maintenance_interval).
+        pool_api = clients.container_beta if pool_params.get('host_maintenance_interval') else container
+        current_pool = pool_api.get(path, action='read node pool %s' % pool_params['name'])
         if current_pool is not None and not pool_params['recreate']:
             _calls, immutable = gke_node_pool.changes(pool_plan, current_pool)
             if immutable:
@@ -768,7 +774,7 @@ def main():
         gke_stages = {stage: stages[stage] for stage in ('cluster', 'node_pool') if stage in stages and stages[stage].get('state') != 'absent'}
         if gke_stages:
             # Every GKE problem at once: the reads run beside the local problems (they are few: see read_gke).
-            read_gke(module.container, module.compute, gke_stages, problems)
+            read_gke(module.clients, gke_stages, problems)
         if not problems.items and (network_plan is not None or instances is not None):
             read_stages(module.compute, stages, network_plan, instances, problems)
     except GcpError as exc:

@@ -161,17 +161,29 @@ def test_an_existing_cluster_without_dataplane_v2_is_reported_field_by_field(san
     assert mutating(sandbox, before) == []
 
 
-def test_an_adopted_cluster_gets_multi_networking_and_an_upgrade_in_place(sandbox, cluster, api):
+def test_an_adopted_cluster_without_multi_networking_is_refused_with_the_seeds_words_and_the_way_out(sandbox, cluster, api):
+    """Seed 003: "No puedes actualizar un clúster existente para usar redes múltiples" (the API has the update field;
+    the collection does not send it)."""
     create_with_api(api, 'dp2', networkConfig={'datapathProvider': 'ADVANCED_DATAPATH'})
     before = len(sandbox.request_log())
+    for check_mode in (True, False):
+        result = cluster(cluster='dp2', check_mode=check_mode)
+        assert result.get('failed'), result
+        assert 'an existing cluster cannot be updated to use multi-networking' in result['msg'], result['msg']
+        assert 'No puedes actualizar un clúster existente para usar redes múltiples' in result['msg']
+        assert 'choose another cluster name' in result['msg']
+    assert mutating(sandbox, before) == []
+
+
+def test_an_adopted_cluster_gets_an_upgrade_in_place(sandbox, cluster, api):
+    create_with_api(api, 'dp2', networkConfig={'datapathProvider': 'ADVANCED_DATAPATH', 'enableMultiNetworking': True})
+    before = len(sandbox.request_log())
     planned = cluster(cluster='dp2', machine_type='a3-ultragpu-8g', check_mode=True)
-    assert planned['actions'] == ['update cluster dp2: desiredEnableMultiNetworking=True',
-                                  'update cluster dp2: desiredMasterVersion=1.35.7-gke.1222000'], planned['actions']
+    assert planned['actions'] == ['update cluster dp2: desiredMasterVersion=1.35.7-gke.1222000'], planned['actions']
     assert mutating(sandbox, before) == []
     result = cluster(cluster='dp2', machine_type='a3-ultragpu-8g')
     assert result['changed'] is True, result
-    assert [method for method, _path in mutating(sandbox, before)] == ['PUT', 'PUT'], 'one ClusterUpdate field per request'
-    assert result['cluster']['networkConfig']['enableMultiNetworking'] is True
+    assert [method for method, _path in mutating(sandbox, before)] == ['PUT']
     assert result['cluster']['currentMasterVersion'] == '1.35.7-gke.1222000'
     assert result['managed'] is False
     assert cluster(cluster='dp2', machine_type='a3-ultragpu-8g')['changed'] is False
@@ -184,16 +196,16 @@ def test_an_adopted_cluster_gets_multi_networking_and_an_upgrade_in_place(sandbo
 
 def test_a_busy_cluster_is_awaited_then_updated(sandbox, cluster, api):
     """GKE's one operation per cluster: the update meets 400 "Operation ... is currently ...", awaits it, retries."""
-    create_with_api(api, 'busy', networkConfig={'datapathProvider': 'ADVANCED_DATAPATH'})
+    create_with_api(api, 'busy', networkConfig={'datapathProvider': 'ADVANCED_DATAPATH', 'enableMultiNetworking': True})
     sandbox.operation_latency['CREATE_NODE_POOL'] = 1.0   # only the node pool creation takes time (bench/gke.py uses this)
     api.must('POST', '/v1/projects/%s/locations/%s/clusters/busy/nodePools' % (PROJECT, ZONE),
              {'nodePool': {'name': 'cpu', 'initialNodeCount': 1}})
-    result = cluster(cluster='busy', timeout=60)
+    result = cluster(cluster='busy', machine_type='a3-ultragpu-8g', timeout=60)
     assert result['changed'] is True, result
     puts = [e['status'] for e in sandbox.request_log() if e['method'] == 'PUT']
     assert puts == [400, 200], 'refused while the node pool was being created, then sent again: %s' % puts
     assert any('another operation' in line for line in result['operations']), result['operations']
-    assert result['cluster']['networkConfig']['enableMultiNetworking'] is True
+    assert result['cluster']['currentMasterVersion'] == '1.34.8-gke.1278000'
 
 
 def test_delete_only_what_the_collection_created(sandbox, cluster):

@@ -206,6 +206,23 @@ def test_delete(sandbox, mega):
     assert mega(state='absent')['changed'] is False
 
 
+def test_a_pool_with_nccl_fast_socket_is_refused_before_any_change(sandbox, mega, api):
+    """Seed 003 "Limitaciones": "No puedes usar NCCL FastSocket". The pool is turned to FastSocket as
+    `gcloud container node-pools update --enable-fast-socket` does; the module refuses it, changing nothing."""
+    mega()
+    api.must('PUT', '/v1/projects/%s/locations/us-central1-a/clusters/mega/nodePools/gpu' % PROJECT, {'fastSocket': {'enabled': True}})
+    since = len(sandbox.request_log())
+    for check_mode in (True, False):
+        result = mega(check_mode=check_mode)
+        assert result.get('failed'), result
+        assert "config.fastSocket (now {'enabled': True}" in result['msg'], result['msg']
+        assert 'No puedes usar NCCL FastSocket' in result['msg'] and 'recreate' in result['msg']
+    assert mutating(sandbox, since) == []
+    done = mega(recreate=True)
+    assert done['changed'] is True, done
+    assert 'fastSocket' not in pool(sandbox, 'gpu')['config']
+
+
 def test_a_pool_the_collection_did_not_create_is_not_deleted(sandbox, mega, api, capfd):
     """Someone's own pool of the name (made with gcloud, no mark) stays, with a warning that says why and how; with
     delete_adopted it goes."""
@@ -274,6 +291,23 @@ def test_compact_placement_and_flex_start(sandbox, mega):
     assert stored['autoscaling'] == {'enabled': True, 'minNodeCount': 0, 'maxNodeCount': 2}
     assert mega(name='flex', compact_placement=True, provisioning='flex_start', node_count=0,
                 autoscaling={'min_node_count': 0, 'max_node_count': 2})['changed'] is False
+
+
+def test_host_maintenance_interval_goes_through_v1beta1(sandbox, mega):
+    """Seed 003's optional `gcloud beta container node-pools create --host-maintenance-interval=PERIODIC`: the field is
+    in v1beta1 only (NodeConfig.hostMaintenancePolicy), so the pool is created and read there; it cannot change."""
+    since = len(sandbox.request_log())
+    result = mega(host_maintenance_interval='PERIODIC')
+    assert result['changed'] is True, result
+    assert [path for method, path in mutating(sandbox, since) if method == 'POST'] == [
+        '/v1beta1/projects/%s/locations/us-central1-a/clusters/mega/nodePools' % PROJECT]
+    assert pool(sandbox, 'gpu')['config']['hostMaintenancePolicy'] == {'maintenanceInterval': 'PERIODIC'}
+    since = len(sandbox.request_log())
+    assert mega(host_maintenance_interval='PERIODIC')['changed'] is False
+    assert mega()['changed'] is False, 'unset, it is not compared'
+    other = mega(host_maintenance_interval='AS_NEEDED')
+    assert other.get('failed') and 'config.hostMaintenancePolicy' in other['msg'] and 'recreate' in other['msg'], other
+    assert mutating(sandbox, since) == []
 
 
 def test_wait_false_starts_the_create_and_a_later_run_awaits_the_provisioning_pool(sandbox, mega):

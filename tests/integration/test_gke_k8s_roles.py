@@ -213,9 +213,14 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         with open(str(tmp_path / 'pass' / 'nccl-test.log'), encoding='utf-8') as handle:
             log = handle.read()
         assert 'synthetic' in log and 'demo-run-nccl-test-tcpxo-via-mpi.sh' in log   # the seed's /scripts/allgather.sh ran
+        # The test Pods run with NCCL_DEBUG=INFO, so NCCL's network line is in the log, and the verdict requires it (issue 24
+        # item 7: the GKE path passed on bandwidth alone).
+        assert 'NCCL INFO Using network FasTrak' in log, log
         with open(str(tmp_path / 'pass' / 'report.json'), encoding='utf-8') as handle:
             verdict = json.load(handle)
         assert verdict['verdict'] == 'PASS' and not verdict['reasons'], verdict
+        assert [check['message'] for check in verdict['checks'] if check['criterion'] == 'gpudirect'] == [
+            'NCCL used FasTrak (GPUDirect-TCPXO)'], verdict['checks']
         assert verdict['synthetic'] and verdict['summary'].startswith('STAND-IN OUTPUT (synthetic numbers, nothing measured): PASS -- ')
         assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted
 

@@ -71,10 +71,20 @@ CASES = [
     ('existing-cluster-without-dataplane-v2', 'gke_a3mega.yml', {'gpudirect_cluster': 'legacy'},
      ['gpudirect_cluster: legacy exists in us-central1-a but cannot carry GPUDirect-TCPXO node pools',
       'networkConfig.datapathProvider: LEGACY_DATAPATH']),
+    # Seed 003: "No puedes actualizar un clúster existente para usar redes múltiples" (issue 24 item 8: it was updated in place).
+    ('existing-cluster-without-multi-networking', 'gke_a3high.yml', {'gpudirect_cluster': 'single'},
+     ['gpudirect_cluster: single exists in us-central1-a but cannot carry GPUDirect-TCPX node pools',
+      'networkConfig.enableMultiNetworking: false, and an existing cluster cannot be updated to use multi-networking (seed 003: ',
+      'No puedes actualizar un clúster existente para usar redes múltiples', 'choose another cluster name or delete that cluster']),
     # An existing pool that differs in fields only a new pool fixes (made before the run: see make_existing_resources).
     ('existing-pool-immutable', 'gke_a3ultra.yml', {},
      ['gpudirect_node_pool (unset: from gpudirect_cluster): node pool a3ultra-gpu exists and differs in fields the API cannot change',
       'config.gpuDirectConfig (now None', 'config.spot (now True']),
+    # The pool's placement and host maintenance from the playbook (issue 24 items 8 and 11), checked with the module's spec.
+    ('placement-both', 'gke_a3mega.yml', {'gpudirect_compact_placement': True, 'gpudirect_placement_policy': 'mine'},
+     ['gpudirect_compact_placement: give either compact_placement (GKE makes the policy) or placement_policy (yours), not both']),
+    ('host-maintenance-unknown', 'gke_a3high.yml', {'gpudirect_host_maintenance_interval': 'WEEKLY'},
+     ['gpudirect_host_maintenance_interval: WEEKLY is not one of']),
     # The machine type: not one of the GKE GPUDirect types.
     ('machine-type-not-gke', 'gke_a3high.yml', {'gpudirect_machine_type': 'a3-edgegpu-8g'},
      ['gpudirect_machine_type: a3-edgegpu-8g is not one of']),
@@ -121,12 +131,17 @@ def project_of(case):
 
 
 def make_existing_resources(sandbox):
-    """What the existing-* cases find: a cluster made without --enable-dataplane-v2, and a Dataplane V2 cluster whose
+    """What the existing-* cases find: a cluster made without --enable-dataplane-v2, one without --enable-multi-networking,
+    and a Dataplane V2 cluster whose
     GPU pool was made as a spot pool without GPUDirect RDMA."""
     sandbox.set_quota('NVIDIA_H100_MEGA_GPUS', 8, project=project_of('gpu-quota-short'), region='us-central1')
     api = SandboxClient(sandbox.url)
     api.must('POST', '/v1/projects/%s/locations/us-central1-a/clusters' % project_of('existing-cluster-without-dataplane-v2'),
              {'cluster': {'name': 'legacy', 'initialClusterVersion': '1.33.5-gke.1308000',
+                          'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}})
+    api.must('POST', '/v1/projects/%s/locations/us-central1-a/clusters' % project_of('existing-cluster-without-multi-networking'),
+             {'cluster': {'name': 'single', 'initialClusterVersion': '1.33.5-gke.1308000',
+                          'networkConfig': {'datapathProvider': 'ADVANCED_DATAPATH'},
                           'nodePools': [{'name': 'default-pool', 'initialNodeCount': 1}]}})
     clusters = '/v1/projects/%s/locations/us-central1-b/clusters' % project_of('existing-pool-immutable')
     api.must('POST', clusters, {'cluster': {

@@ -27,15 +27,16 @@ def mutating(sandbox, since=0):
 
 # Each ansible-playbook run costs seconds on two cores: the whole cycle for one playbook, the run and the
 # teardown for the RDMA one (DRANET: no per-NIC networks).
-@pytest.mark.parametrize('playbook, machine_type, networks, pools, full, provisioning', [
-    ('gke_a3high.yml', 'a3-highgpu-8g', ['a3high-net-%d' % n for n in range(1, 5)], 4, True, None),
-    # The pool's provisioning model from the playbook (issue 24 item 11: the module took it, the playbooks did not).
-    ('gke_a3ultra.yml', 'a3-ultragpu-8g', [], 0, False, 'spot'),
+# The pool's provisioning model and placement from the playbook (issue 24 item 11: the module took them, the playbooks did
+# not), and seed 003's --host-maintenance-interval (item 8: a v1beta1 field).
+@pytest.mark.parametrize('playbook, machine_type, networks, pools, full, pool_vars', [
+    ('gke_a3high.yml', 'a3-highgpu-8g', ['a3high-net-%d' % n for n in range(1, 5)], 4, True, {'gpudirect_provisioning_model': 'spot'}),
+    ('gke_a3ultra.yml', 'a3-ultragpu-8g', [], 0, False, {'gpudirect_provisioning_model': 'flex_start', 'gpudirect_compact_placement': True,
+                                                         'gpudirect_host_maintenance_interval': 'PERIODIC'}),
 ])
-def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, networks, pools, full, provisioning, tmp_path):
-    extra = {'gpudirect_read_nodes': False}
-    if provisioning:
-        extra['gpudirect_provisioning_model'] = provisioning
+def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, networks, pools, full, pool_vars, tmp_path):
+    extra = dict(pool_vars, gpudirect_read_nodes=False)
+    provisioning = pool_vars['gpudirect_provisioning_model']
     if full:
         ok(ansible_playbook(sandbox, playbook, extra, args=CLOUD_TAGS + ('--check',)))
         assert mutating(sandbox) == []
@@ -56,6 +57,9 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
     assert gpu and gpu[0]['config']['machineType'] == machine_type
     assert len(gpu[0].get('networkConfig', {}).get('additionalNodeNetworkConfigs') or []) == pools
     assert bool(gpu[0]['config'].get('spot')) is (provisioning == 'spot'), gpu[0]['config']
+    assert bool(gpu[0]['config'].get('flexStart')) is (provisioning == 'flex_start'), gpu[0]['config']
+    assert gpu[0].get('placementPolicy') == ({'type': 'COMPACT'} if pool_vars.get('gpudirect_compact_placement') else None), gpu[0]
+    assert (gpu[0]['config'].get('hostMaintenancePolicy') or {}).get('maintenanceInterval') == pool_vars.get('gpudirect_host_maintenance_interval')
     assert 'additional networks' in first.stdout
 
     if full:
@@ -65,7 +69,8 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
         assert mutating(sandbox, since) == []
 
     extra['gpudirect_machine_type'] = machine_type
-    extra.pop('gpudirect_provisioning_model', None)   # the teardown reads no such variable (and refuses it)
+    for name in pool_vars:   # the teardown reads no such variable (and refuses it)
+        extra.pop(name)
     ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS, env=env))
     assert sandbox.resources('container.clusters') == [] and sandbox.resources('compute.networks') == []
     if full:

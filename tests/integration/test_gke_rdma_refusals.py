@@ -84,7 +84,7 @@ CLOUD_CASES = {
         'pool', {'reservation': 'res', 'reservation_block': 'block-1'}, ['reservation_project', 'RESERVATION_PROJECT']),
     'multi-network pool on a cluster without multi-networking': (
         'pool', {'cluster': 'plain', 'networking': 'multi_network', 'network_prefix': 'u'},
-        ['enableMultiNetworking', 'run gke_gpudirect_cluster on it first']),
+        ['enableMultiNetworking', 'cannot be updated to use multi-networking', 'create a new cluster']),
     'a B200 accelerator on A3 Ultra': (
         'pool', {'accelerator_type': 'nvidia-b200'}, ['accelerator_type', 'nvidia-h200-141gb']),
     'spot with a reservation': (

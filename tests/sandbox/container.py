@@ -587,7 +587,8 @@ def set_node_pool_management(call):
 @handles('container.projects.locations.clusters.nodePools.update', 'container.projects.zones.clusters.nodePools.update')
 def update_node_pool(call):
     """nodePools.update (UpdateNodePoolRequest): the sandbox applies ``labels`` (NodeLabels: the pool's
-    Kubernetes labels, replaced as a whole) and ``locations``; an ``etag`` that is not the pool's is refused
+    Kubernetes labels, replaced as a whole), ``locations`` and ``fastSocket`` (FastSocket ``{enabled}``, stored as the
+    pool's ``config.fastSocket``: what ``gcloud container node-pools update --enable-fast-socket`` sends); an ``etag`` that is not the pool's is refused
     (UpdateNodePoolRequest.etag: "The current etag of the node pool. If an etag is provided and does not match
     the current etag of the node pool, update will be blocked and an ABORTED error will be returned.").
     Other fields are not simulated: 501.  Wording of the refusals: the sandbox's."""
@@ -597,13 +598,16 @@ def update_node_pool(call):
     if body.get('etag') and body['etag'] != pool.get('etag'):
         raise ApiError(409, 'aborted', 'Etag "%s" does not match the current etag of node pool "%s".' % (body['etag'], pool['name']), status='ABORTED')
     ignored = {'etag', 'name', 'projectId', 'zone', 'clusterId', 'nodePoolId', 'nodeVersion', 'imageType'}
-    unsupported = sorted(set(body) - ignored - {'labels', 'locations'})
+    unsupported = sorted(set(body) - ignored - {'labels', 'locations', 'fastSocket'})
     if unsupported:
         raise ApiError(501, 'notImplemented', 'The sandbox does not simulate nodePools.update of %s.' % ', '.join(unsupported))
     config = dict(pool.get('config') or {})
     fields = {'etag': '%08x' % zlib.crc32((pool['etag'] + repr(sorted(body.items()))).encode())}
     if 'labels' in body:
         config['labels'] = dict((body['labels'] or {}).get('labels') or {})
+        fields['config'] = config
+    if 'fastSocket' in body:
+        config['fastSocket'] = {'enabled': bool((body['fastSocket'] or {}).get('enabled'))}
         fields['config'] = config
     if 'locations' in body:
         fields['locations'] = list(body['locations'])

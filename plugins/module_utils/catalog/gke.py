@@ -40,16 +40,22 @@ GKE_VPC_LAYOUT = MappingProxyType({
 # seed 003 "Crea VPC y subredes" (the seed's prefix is PROJECT_ID; the node pool example uses PREFIX).
 
 GKE_CLUSTER_FLAGS = ('--enable-dataplane-v2', '--enable-ip-alias', '--enable-multi-networking', '--no-enable-autoupgrade')
-# seed 003 cluster create (both tabs). Multi-networking can only be enabled at cluster creation.
+# seed 003 cluster create (both tabs). Multi-networking can only be enabled at cluster creation:
+GKE_MULTI_NETWORKING_AT_CREATION = ('an existing cluster cannot be updated to use multi-networking (seed 003: "No puedes actualizar '
+                                    'un clúster existente para usar redes múltiples")')
 GKE_NODE_POOL_FLAGS = ('--enable-gvnic', '--no-enable-autoupgrade')
 GKE_GPU_DRIVER_VERSION = 'LATEST'
 # seed 003 ``gpu-driver-version=LATEST``; requirements: NVIDIA driver 535 or later.
+# seed 003 node pool create, optional: `--host-maintenance-interval=PERIODIC` (with `gcloud beta`); the Container API's
+# NodeConfig.hostMaintenancePolicy.maintenanceInterval (v1beta1 only; enum AS_NEEDED, PERIODIC).
+GKE_HOST_MAINTENANCE_INTERVALS = ('AS_NEEDED', 'PERIODIC')
+GKE_NO_FAST_SOCKET = 'no NCCL FastSocket (seed 003: "No puedes usar NCCL FastSocket")'
 GKE_REQUIREMENTS = (
     'Dataplane V2 (--enable-dataplane-v2)',
     'Container-Optimized OS node image (no Ubuntu / Windows)',
     'Standard clusters only (no Autopilot)',
     'no multi-instance GPU, GPU time-sharing or NVIDIA MPS',
-    'no NCCL FastSocket',
+    GKE_NO_FAST_SOCKET,
     'one Pod per node uses all GPUs and all secondary NICs',
 )
 # seed 003 "Requisitos" and "Limitaciones".
@@ -108,6 +114,9 @@ class GkeStack:
     nccl_env_profile: Optional[Tuple[str, str, str]]
     seed_daemon_images: Tuple[str, ...]
     default_interface: str = 'eth0'
+    # (env variable, volume): a GPU container whose env sets the variable to a path gets the volume mounted there
+    # instead of at its gpu_container_mounts path.
+    gpu_socket_prefix: Optional[Tuple[str, str]] = None
 
 
 GKE_STACKS = MappingProxyType({
@@ -204,6 +213,9 @@ GKE_STACKS = MappingProxyType({
                  ('proc-sys', '/proc/sys')),
         gpu_container_env=(('LD_LIBRARY_PATH', '/usr/local/nvidia/lib64'),),
         gpu_container_mounts=(('tcpx-socket', '/tmp', False), ('libraries', '/usr/local/nvidia/lib64', True)),
+        # "Nota: La ruta de acceso predeterminada de tcpx-socket es /tmp ... Si configuras la variable de entorno
+        # NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX en un valor distinto de /tmp, GKE activa el volumen tcpx-socket en ese mountPath."
+        gpu_socket_prefix=('NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX', 'tcpx-socket'),
         # "Usa la configuración de NCCL necesaria ..." -- GPUDirect-TCPX, "## required". The seed writes
         # some values shell-quoted (NAME=\"value\"); the catalog holds the unquoted value.
         nccl_env=(

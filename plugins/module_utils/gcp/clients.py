@@ -17,6 +17,8 @@ class Clients:
         self.transport = Transport(load_credentials(settings), retry=retry, pool_size=pool_size)
         self.compute = ComputeClient(self.transport, settings['project'], settings['compute_endpoint'])
         self.container = ContainerClient(self.transport, settings['project'], settings['container_endpoint'])
+        # The same API at v1beta1, for the fields only it has (NodeConfig.hostMaintenancePolicy, seed 003's `gcloud beta`).
+        self.container_beta = ContainerClient(self.transport, settings['project'], settings['container_endpoint'], version='v1beta1')
 
 
 def clients_from(params=None, environ=None, retry=None):

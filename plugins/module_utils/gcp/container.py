@@ -62,8 +62,8 @@ class ContainerClient(ApiClient):
 
     SCOPE = 'locations/'
 
-    def __init__(self, transport, project, base_url=CONTAINER_DEFAULT_ENDPOINT):
-        super().__init__(transport, project, join(base_url, 'v1/'))
+    def __init__(self, transport, project, base_url=CONTAINER_DEFAULT_ENDPOINT, version='v1'):
+        super().__init__(transport, project, join(base_url, version + '/'))
 
     def call(self, method, path, action, body=None, params=None):
         return self.transport.request(method, self.url(path), action, params=params, body=body)

@@ -77,6 +77,10 @@ class GpuDirectModule:
     def container(self):
         return self.clients.container
 
+    @property
+    def container_beta(self):
+        return self.clients.container_beta
+
     def warn(self, message):
         self.module.warn(message)
 

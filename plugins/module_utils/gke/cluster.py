@@ -229,13 +229,9 @@ def changes(plan, current):
     if dig(current, 'ipAllocationPolicy.useIpAliases') is False:
         problems.append('ipAllocationPolicy.useIpAliases: false; multi-networking needs a VPC-native cluster (fixed at creation)')
     if plan.multi_networking and not dig(current, 'networkConfig.enableMultiNetworking'):
-        if dataplane_v2:
-            # ClusterUpdate.desiredEnableMultiNetworking (container.v1 discovery document). Seed 003 says an
-            # existing cluster cannot be changed to multi-networking; the API has the field since: GKE
-            # answers for itself, and a refusal fails the run with its message.
-            updates.append({'desiredEnableMultiNetworking': True})
-        else:
-            problems.append('networkConfig.enableMultiNetworking: false, and it needs Dataplane V2 first')
+        # The API has ClusterUpdate.desiredEnableMultiNetworking, but seed 003 says it cannot be done, so the collection
+        # does not try it on a cluster that runs workloads: a new cluster is the way out (the callers name it).
+        problems.append('networkConfig.enableMultiNetworking: false, and %s' % gke_catalog.GKE_MULTI_NETWORKING_AT_CREATION)
     version = current.get('currentMasterVersion')
     if version and current_mode == plan.mode:
         try:

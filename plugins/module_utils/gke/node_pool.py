@@ -49,6 +49,7 @@ ARGUMENT_SPEC = {
                                                                             'subnetwork': {'type': 'str', 'required': True}}},
     'compact_placement': {'type': 'bool', 'default': False},
     'placement_policy': {'type': 'str'},
+    'host_maintenance_interval': {'type': 'str', 'choices': list(gke_catalog.GKE_HOST_MAINTENANCE_INTERVALS)},
     'reservation_affinity': {'type': 'str', 'choices': list(RESERVATION_AFFINITIES)},
     'reservation': {'type': 'str'},
     'reservation_project': {'type': 'str'},
@@ -69,7 +70,10 @@ IMMUTABLE_FIELDS = (
     'config.machineType', 'config.accelerators', 'config.imageType', 'config.gvnic', 'config.oauthScopes',
     'config.gpuDirectConfig', 'config.reservationAffinity', 'config.spot', 'config.flexStart',
     'networkConfig.additionalNodeNetworkConfigs', 'networkConfig.acceleratorNetworkProfile', 'placementPolicy',
+    'config.hostMaintenancePolicy',
 )
+# Compared only when the plan sets them: a pool read through v1 does not show hostMaintenancePolicy (a v1beta1 field).
+COMPARED_WHEN_PLANNED = ('placementPolicy', 'config.hostMaintenancePolicy')
 
 
 # GKE's limit of nodes per node pool per zone ("GKE quotas and limits": 1,000 nodes per node pool zone).
@@ -188,7 +192,7 @@ def plan_from_params(params, current_cluster, cluster_planned=False):
         reservation_affinity=params['reservation_affinity'], reservation=params['reservation'],
         reservation_project=params['reservation_project'], reservation_block=params['reservation_block'],
         provisioning=params['provisioning'], labels=params['labels'], autoupgrade=params['autoupgrade'],
-        cluster_planned=cluster_planned)
+        host_maintenance_interval=params['host_maintenance_interval'], cluster_planned=cluster_planned)
 
 
 def build_node_pool_plan(cluster, current_cluster, location, name, machine_type, node_count=families.DEFAULT_NODE_COUNT, autoscaling=None,
@@ -196,7 +200,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
                          additional_networks=None, network_prefix=None, placement_policy=None, compact_placement=False,
                          reservation_affinity=None, reservation=None, reservation_project=None, reservation_block=None,
                          provisioning='standard', labels=None, autoupgrade=False, image_type=gke_catalog.GKE_IMAGE_TYPE,
-                         cluster_planned=False):
+                         host_maintenance_interval=None, cluster_planned=False):
     """Check every input (against the cluster as it is) and return the NodePoolPlan; raise InputError
     before anything is created.
 
@@ -245,7 +249,8 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     if pairs and not dig(current_cluster, 'networkConfig.enableMultiNetworking'):
         # seed 001 "高度な構成" checks `clusters describe --format=value(networkConfig.enableMultiNetworking)` first.
         raise InputError('cluster: %s does not have multi-networking (networkConfig.enableMultiNetworking), which additional node '
-                         'networks need; run gke_gpudirect_cluster on it first' % cluster)
+                         'networks need, and %s; create a new cluster with gke_gpudirect_cluster (multi_networking: true) and '
+                         'the pool there' % (cluster, gke_catalog.GKE_MULTI_NETWORKING_AT_CREATION))
     if image_type != gke_catalog.GKE_IMAGE_TYPE:
         raise InputError('image_type: %s; GPUDirect needs Container-Optimized OS nodes (%s), Ubuntu and Windows images are not '
                          'supported (seeds 001 and 003)' % (image_type, gke_catalog.GKE_IMAGE_TYPE))
@@ -284,6 +289,10 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
         config['labels'] = labels
     # The collection's mark on the pools it creates (the VMs' resource labels): state absent deletes only marked pools.
     config['resourceLabels'] = dict([compute_catalog.MANAGED_LABEL])
+    if host_maintenance_interval:
+        # seed 003's optional `gcloud beta container node-pools create --host-maintenance-interval=PERIODIC`: a v1beta1
+        # field, so the module then creates and reads the pool through v1beta1.
+        config['hostMaintenancePolicy'] = {'maintenanceInterval': host_maintenance_interval}
     if provisioning == 'spot':
         config['spot'] = True
     elif provisioning == 'flex_start':
@@ -332,6 +341,8 @@ def _comparable(field, value):
         return (value.get('consumeReservationType', 'ANY_RESERVATION'), tuple(value.get('values') or ()))
     if field == 'config.gpuDirectConfig':
         return (value or {}).get('gpuDirectStrategy') or None
+    if field == 'config.hostMaintenancePolicy':
+        return (value or {}).get('maintenanceInterval')
     if field == 'placementPolicy':
         value = value or {}
         return (value.get('type'), links.resource_name(value.get('policyName')) if value.get('policyName') else None)
@@ -363,7 +374,7 @@ def changes(plan, current, current_size=None):
     immutable = []
     for field in IMMUTABLE_FIELDS:
         wanted, have = dig(plan.body, field), dig(current, field)
-        if field == 'placementPolicy' and wanted is None:
+        if field in COMPARED_WHEN_PLANNED and wanted is None:
             continue
         if _comparable(field, wanted) != _comparable(field, have):
             immutable.append((field, have, wanted))
@@ -372,6 +383,9 @@ def changes(plan, current, current_size=None):
         if accelerator.get('gpuPartitionSize') or accelerator.get('gpuSharingConfig'):
             immutable.append(('config.accelerators.gpuSharingConfig', accelerator.get('gpuSharingConfig') or accelerator.get('gpuPartitionSize'),
                               None))
+    # seed 003 "Limitaciones": "No puedes usar NCCL FastSocket"; a new pool is made without it.
+    if dig(current, 'config.fastSocket.enabled'):
+        immutable.append(('config.fastSocket', dig(current, 'config.fastSocket'), 'none: %s' % gke_catalog.GKE_NO_FAST_SOCKET))
     calls = []
     wanted_scaling = plan.body.get('autoscaling') or {'enabled': False}
     have_scaling = current.get('autoscaling') or {'enabled': False}

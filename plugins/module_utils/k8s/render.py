@@ -26,6 +26,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.gke impo
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import version_pair
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.image_reference import ImageReference
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.command import DEBUG_ENV
 
 MANIFEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'manifests')
 ACCELERATOR_LABEL = 'cloud.google.com/gke-accelerator'
@@ -404,7 +405,11 @@ def nccl_test_objects(technology, namespace=None, compute_class=None, multi_netw
         else:
             stack, pair = gke_stack(tech), version_pair(tech, platform=GKE)
             _container(spec, stack.daemon_container, TEST_MANIFESTS[tech][-1])['image'] = pair.rxdm_image
-            _container(spec, 'nccl-test', TEST_MANIFESTS[tech][-1])['image'] = pair.plugin_image
+            test = _container(spec, 'nccl-test', TEST_MANIFESTS[tech][-1])
+            test['image'] = pair.plugin_image
+            # The collection's own run: NCCL names the network it used (nccl/command.py DEBUG_ENV), which the verdict requires.
+            names = {item.get('name') for item in test.get('env') or []}
+            test['env'] = list(test.get('env') or []) + [{'name': name, 'value': value} for name, value in DEBUG_ENV.items() if name not in names]
     return objects
 
 

@@ -177,8 +177,23 @@ def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=N
         mounts = [{'name': n, 'mountPath': p, **({'readOnly': True} if ro else {})} for n, p, ro in stack.gpu_container_mounts]
         for container in gpu_containers:
             _add_env(container, _tcpx_env(tech, nccl_env_mode), where)
-            _add_mounts(container, mounts + [shm_mount])
+            _add_mounts(container, _socket_mounts(stack, container, mounts, where) + [shm_mount])
     return result
+
+
+def _socket_mounts(stack, container, mounts, where):
+    """``mounts`` with the daemon's socket volume moved to the path the container's env names (seed 003: TCPX's
+    NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX other than /tmp moves the tcpx-socket mount there)."""
+    if stack.gpu_socket_prefix is None:
+        return mounts
+    variable, volume = stack.gpu_socket_prefix
+    prefix = next((item.get('value') for item in container.get('env') or [] if item.get('name') == variable), None)
+    if prefix is None:
+        return mounts
+    if not str(prefix).startswith('/'):
+        raise InputError('%s.containers[%s].env[%s]: %r is not an absolute path; the %s volume is mounted at it, give one such as /tmp'
+                         % (where, container.get('name'), variable, prefix, volume))
+    return [dict(mount, mountPath=str(prefix).rstrip('/') or '/') if mount['name'] == volume else mount for mount in mounts]
 
 
 def rdma_workload(obj, claim_template=None, shared_memory_limit=None):

@@ -7,6 +7,22 @@
 . "${STANDIN_TOOLS:?}/label"
 echo "# $STANDIN_LABEL $(basename "$0") $*"
 echo "# nccl-tests stand-in: no GPU, no NCCL; the table below is synthetic"
+# NCCL's lines naming the network plugin of this wrapper (nccl-networks), as NCCL prints them (src/debug.cc): its INFO
+# lines only at NCCL_DEBUG=INFO or TRACE, its version line from VERSION up; unset, nothing. NCCL_DEBUG_SUBSYS is not
+# simulated: the lines are of its INIT and NET subsystems.
+level=$(printf '%s' "${NCCL_DEBUG:-}" | tr '[:lower:]' '[:upper:]')
+banner=$(awk -v wrapper="$0" '$1 == wrapper { $1 = ""; sub(/^ /, ""); print; exit }' "$STANDIN_TOOLS/nccl-networks")
+network=${banner#NET/}
+network=${network%% *}
+case "$level" in INFO|TRACE) if [ -n "$banner" ]; then
+    echo "${HOSTNAME:-host}:4100:4100 [0] NCCL INFO NET/Plugin: Loaded net plugin $network (v8)"
+    echo "${HOSTNAME:-host}:4100:4100 [0] NCCL INFO $banner."
+fi ;; esac
+case "$level" in VERSION|WARN|INFO|TRACE) echo "NCCL version 2.21.5+cuda12.4" ;; esac
+case "$level" in INFO|TRACE) if [ -n "$banner" ]; then
+    echo "${HOSTNAME:-host}:4100:4231 [0] NCCL INFO Using network $network"
+    echo "${HOSTNAME:-host}:4100:4231 [0] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/$network/0"
+fi ;; esac
 echo "#"
 echo "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
 echo "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)"

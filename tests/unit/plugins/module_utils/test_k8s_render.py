@@ -222,6 +222,23 @@ def test_gpudirect_workload_adds_what_the_seed_adds_and_is_idempotent(technology
     kubernetes_validate.validate(pod, '1.33', strict=True)
 
 
+def test_tcpx_socket_mount_follows_the_unix_client_prefix():
+    """Seed 003's note: the tcpx-socket volume is at /tmp for GPU containers, and at NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX
+    when that variable is set to another path."""
+    def socket_mount(pod):
+        return [m['mountPath'] for m in pod['spec']['containers'][0]['volumeMounts'] if m['name'] == 'tcpx-socket']
+    assert socket_mount(workload.gpudirect_workload(POD, 'TCPX')) == ['/tmp']
+    moved = copy.deepcopy(POD)
+    moved['spec']['containers'][0]['env'].append({'name': 'NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX', 'value': '/run/tcpx-client'})
+    pod = workload.gpudirect_workload(moved, 'TCPX')
+    assert socket_mount(pod) == ['/run/tcpx-client']
+    assert workload.gpudirect_workload(pod, 'TCPX') == pod
+    kubernetes_validate.validate(pod, '1.33', strict=True)
+    moved['spec']['containers'][0]['env'][-1]['value'] = 'run/tcpx'
+    with pytest.raises(InputError, match='NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX.*not an absolute path'):
+        workload.gpudirect_workload(moved, 'TCPX')
+
+
 def test_gpudirect_workload_differences_from_the_seed_test_pod_are_the_seeds_own():
     # The daemon's args: the seed's "Agrega GPUDirect" snippet (--num_nics=8 --uid= --alsologtostderr), not the test Pod's shorter line.
     pod = workload.gpudirect_workload(POD, 'TCPXO')

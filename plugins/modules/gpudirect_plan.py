@@ -292,7 +292,7 @@ ROLE_STAGES = {
     'gce_network': {'main': ('network',)},
     'gce_instances': {'main': ('instances',)},
     'cos_host_prep': {'main': ('host',)},
-    'nccl_test': {'main': ('nccl',)},
+    'nccl_test': {'main': ('nccl',), 'diagnose': ('nccl',)},
     'gke_cluster': {'main': ('network', 'cluster'), 'networks': ('network',), 'cluster': ('cluster',)},
     'gke_node_pool': {'main': ('node_pool',)},
 }

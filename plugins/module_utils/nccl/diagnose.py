@@ -93,13 +93,19 @@ def nic_runs(hosts, results, nics):
 
 
 def judge_nics(results, threshold):
-    """Per-NIC findings of the NIC runs: ``[{'host', 'partner', 'nic', 'busbw_gbps', 'threshold_gbps', 'passed'}]``."""
+    """Per-NIC findings of the NIC runs: ``[{'host', 'partner', 'nic', 'busbw_gbps', 'threshold_gbps', 'passed', 'named'}]``.
+
+    A NIC is named (``named``) when it stays below ``threshold`` while another NIC of the same host reaches it: when every
+    NIC of a host is slow, the fault is the host's, and naming all its NICs would say nothing."""
     found = []
     for run in (r for r in results if r.get('nic')):
         value = run.get('busbw_gbps')
         passed = threshold is not None and value is not None and value >= threshold
         found.append({'host': run['hosts'][0], 'partner': run['hosts'][1], 'nic': run['nic'], 'busbw_gbps': value,
                       'threshold_gbps': threshold, 'passed': passed})
+    fine = {f['host'] for f in found if f['passed']}
+    for finding in found:
+        finding['named'] = not finding['passed'] and finding['host'] in fine
     return found
 
 
@@ -170,7 +176,7 @@ def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findi
         if problems.get(host):
             status = BAD
             reasons.extend(problems[host])
-        weak = [f for f in nic_findings if f['host'] == host and not f['passed']]
+        weak = [f for f in nic_findings if f['host'] == host and f['named']]
         reasons.extend('NIC %s: %s GB/s < %s GB/s (its share of the line rate)' % (
             f['nic'], 'n/a' if f['busbw_gbps'] is None else '%.2f' % f['busbw_gbps'], f['threshold_gbps']) for f in weak)
         table[host] = {'status': status, 'reasons': reasons, 'by_pairs': by_pairs, 'evidence': facts.get(host, {}),
@@ -178,16 +184,6 @@ def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findi
                                  for r, p in zip(mine, partners)],
                        'bad_nics': [f['nic'] for f in weak]}
     return table
-
-
-def pair_matrix(hosts, results):
-    """Bus bandwidth (GB/s) of each tested pair, both ways round: {(a, b): value} (host rounds only)."""
-    matrix = {}
-    for run in results:
-        if run.get('nic') is None and run.get('busbw_gbps') is not None:
-            a, b = run['hosts']
-            matrix[(a, b)] = matrix[(b, a)] = run['busbw_gbps']
-    return matrix
 
 
 def diagnose(hosts, run_round, max_rounds=MAX_HOST_ROUNDS, nics=(), nic_limit=None, expected_gpus=None):

@@ -71,7 +71,7 @@ def test_a_bad_nic_is_named_on_its_host():
                               nics=family.data_interface_names, nic_limit=limit)
     assert diagnose.bad_hosts(found['hosts']) == ['vm-2'] and found['hosts']['vm-2']['bad_nics'] == ['eth3']
     assert len(found['rounds']) == 2 + 8 and all(len(rnd) == 1 for rnd in found['rounds'][2:])
-    assert [f['nic'] for f in found['nics'] if not f['passed']] == ['eth3']
+    assert [f['nic'] for f in found['nics'] if f['named']] == ['eth3']
 
 
 def test_a_host_with_another_plugin_version_or_a_missing_gpu_is_named():

@@ -10,9 +10,9 @@ module: nccl_diagnose
 short_description: Plan the next round of an NCCL fabric diagnosis, name the bad hosts and NICs, write its report
 version_added: 0.2.0
 description:
-  - The controller's side of a fabric diagnosis (role P(aiinfra.gpudirect.nccl_test#role) with C(nccl_test_mode=diagnose)):
+  - "The controller's side of a fabric diagnosis (the entry point C(diagnose) of role P(aiinfra.gpudirect.nccl_test#role)):
     given the hosts and the results of the pair runs so far (what M(aiinfra.gpudirect.nccl_perf) returned on the host that
-    led each pair), it returns the runs of the next round, and, once no run is left, the verdict per host and NIC.
+    led each pair), it returns the runs of the next round, and, once no run is left, the verdict per host and NIC."
   - "Round 1 pairs the hosts disjointly (N/2 pairs at once); the next round pairs each host of a failed pair (and an odd
     host left over) with a host that passed. A host is V(bad) when every pair it was in failed and a partner is known
     healthy, V(suspect) when that is not known, V(healthy) when a pair of it passed. A host is V(bad) also when its output
@@ -140,8 +140,8 @@ suspect_hosts:
   elements: str
 bad_nics:
   description:
-    - The NICs named, each C({host, nic, busbw_gbps, threshold_gbps}): below the threshold while another NIC of the same host
-      reaches it (a host whose every NIC is slow is bad as a whole, and no NIC of it is named).
+    - "The NICs named, each C({host, nic, busbw_gbps, threshold_gbps}): below the threshold while another NIC of the same host
+      reaches it (a host whose every NIC is slow is bad as a whole, and no NIC of it is named)."
   returned: always
   type: list
   elements: dict

@@ -298,9 +298,9 @@ run_problems:
   elements: str
 host_evidence:
   description:
-    - What the output shows of each host, by host name (nccl-tests' device list and NCCL's INFO lines of that host):
+    - "What the output shows of each host, by host name (nccl-tests' device list and NCCL's INFO lines of that host):
       C(gpus) (devices listed), C(network) and C(network_line) (NCCL's C(Using network) line), C(plugin) (the GPUDirect
-      plugin's banner, for example V(FasTrak 1.0.13)) and C(nccl_version); null where the output does not say.
+      plugin's banner, for example V(FasTrak 1.0.13)) and C(nccl_version); null where the output does not say."
   returned: when output was judged
   type: dict
   sample: {"vm-1": {"gpus": 8, "network": "FasTrak", "network_line": "Using network FasTrak", "plugin": "FasTrak 1.0.13",

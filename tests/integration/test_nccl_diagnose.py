@@ -59,7 +59,7 @@ class Fabric:
         return run_module(nccl_container.main, dict(base, **args))
 
     def exec(self, host, *argv):
-        rc, output, _ = docker_api.exec_run(self.client, self.containers[host], list(argv), 60)
+        rc, output, _timed_out = docker_api.exec_run(self.client, self.containers[host], list(argv), 60)
         assert rc == 0, output
         return output
 

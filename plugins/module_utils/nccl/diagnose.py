@@ -211,4 +211,3 @@ def diagnose(hosts, run_round, max_rounds=MAX_HOST_ROUNDS, nics=(), nic_limit=No
 
 def bad_hosts(table):
     return [h for h, row in table.items() if row['status'] == BAD]
-

@@ -46,7 +46,7 @@ def simulated_runner(bad_host, bad_nic, pair_seconds, timings):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     parser.add_argument('--hosts', type=int, nargs='+', default=[16, 64])
     parser.add_argument('--pair-seconds', type=float, default=0.5)
     parser.add_argument('--bad-nic', action='store_true', help='the bad host has one bad NIC (eth3): adds one round per NIC')

@@ -27,18 +27,9 @@ description:
   - A pair is judged by the calibrated NCCL verdict (PASS passes). Verdicts computed on stand-in output say so.
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
-attributes:
-  check_mode:
-    support: full
-    details: Plans and judges as without check mode; writes no report.
-  diff_mode:
-    support: full
-    details: Shows the old and new C(report.json) when O(dest) is given.
-  platform:
-    support: full
-    platforms: posix
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - aiinfra.gpudirect.report_dir
 options:
   hosts:
     description: The hosts to diagnose, by the names the NCCL test scripts take (VM names); at least two, each once.
@@ -73,8 +64,9 @@ options:
     description: GPUs each host must show; default the machine type's count.
     type: int
   dest:
-    description: The report directory on the controller, written once no run is left.
+    description: The report directory on the controller (created if missing), written once no run is left; unset, no report.
     type: path
+    required: false
   plot:
     description: Draw C(pairs.png) (needs matplotlib on the controller).
     type: bool

@@ -284,5 +284,7 @@ def plot_pairs(report, path):
     """The pair bus bandwidth matrix as a heat map (hosts on both axes)."""
     values = {(p['hosts'][0], p['hosts'][1]): p['busbw_gbps'] for p in report['pairs'] if p['busbw_gbps'] is not None}
     values.update({(b, a): v for (a, b), v in list(values.items())})
-    title = 'NCCL pairs -- %s%s' % (report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '')
-    return report_dir.plot_matrix(path, list(report['hosts']), values, 'bus bandwidth at the largest size (GB/s)', title)
+    title = 'NCCL pairs -- %s%s\nbad (red): %s' % (report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
+                                                   ', '.join(report['bad_hosts']) or 'none')
+    return report_dir.plot_matrix(path, list(report['hosts']), values, 'bus bandwidth at the largest size (GB/s)', title,
+                                  marked=set(report['bad_hosts']))

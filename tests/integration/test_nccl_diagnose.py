@@ -89,27 +89,26 @@ def fabric():
         found.remove()
 
 
-def diagnose(fabric, tmp_path, check=False):
-    """Run the role's entry point diagnose over the fabric's hosts; (process, report.json or None, bad hosts fact)."""
+def diagnose(fabric, tmp_path, check=False, extra=None):
+    """Run playbooks/nccl_diagnose.yml over the fabric's hosts (then a play that writes the fact nccl_test_bad_hosts);
+    (process, report.json or None, the fact or None)."""
     inventory = {'all': {'hosts': {h: {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable,
                                        'nccl_test_container': fabric.containers[h]} for h in fabric.hosts}}}
     bad_file = tmp_path / 'bad_hosts.json'
-    play = [{'name': 'Diagnose the stand-in fabric', 'hosts': 'all', 'gather_facts': False,
-             'module_defaults': {'aiinfra.gpudirect.nccl_container': {'docker_socket': SOCKET},
-                                 'aiinfra.gpudirect.nccl_perf': {'docker_socket': SOCKET}},
-             'tasks': [{'ansible.builtin.import_role': {'name': 'aiinfra.gpudirect.nccl_test', 'tasks_from': 'diagnose'}},
-                       {'ansible.builtin.copy': {'content': '{{ nccl_test_bad_hosts | to_json }}', 'dest': str(bad_file)},
+    play = [{'ansible.builtin.import_playbook': 'aiinfra.gpudirect.nccl_diagnose'},
+            {'name': 'Keep what the diagnosis found', 'hosts': 'all', 'gather_facts': False,
+             'tasks': [{'ansible.builtin.copy': {'content': '{{ nccl_test_bad_hosts | to_json }}', 'dest': str(bad_file)},
                         'delegate_to': 'localhost', 'run_once': True, 'when': 'nccl_test_bad_hosts is defined'}]}]
     (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(inventory))
     (tmp_path / 'play.yml').write_text(yaml.safe_dump(play, sort_keys=False))
-    variables = {'nccl_test_machine_type': MACHINE_TYPE, 'nccl_test_preflight': False, 'nccl_test_pull': 'never', 'nccl_test_image': IMAGE,
-                 'nccl_test_force_version_pair': True,
-                 'nccl_test_fail_on_verdict': False, 'nccl_test_report_dir': str(tmp_path / 'report')}
+    variables = dict({'gpudirect_diagnose_hosts': 'all', 'nccl_test_machine_type': MACHINE_TYPE, 'nccl_test_preflight': False,
+                      'nccl_test_pull': 'never', 'nccl_test_image': IMAGE, 'nccl_test_force_version_pair': True,
+                      'nccl_test_docker_socket': SOCKET, 'nccl_test_fail_on_verdict': False,
+                      'nccl_test_report_dir': str(tmp_path / 'report')}, **(extra or {}))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_path(), ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False')
     run = subprocess.run([*ansible_playbook_command(), '-i', str(tmp_path / 'inventory.yml'), '-f', '8', str(tmp_path / 'play.yml'),
                           '-e', json.dumps(variables)] + (['--check'] if check else []),
                          env=env, capture_output=True, text=True, timeout=900, check=False)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     report_path = tmp_path / 'report' / 'report.json'
     report = json.loads(report_path.read_text()) if report_path.exists() else None
     return run, report, (json.loads(bad_file.read_text()) if bad_file.exists() else None)
@@ -118,6 +117,7 @@ def diagnose(fabric, tmp_path, check=False):
 def test_one_bad_host_among_four_is_named_alone_after_two_rounds(fabric, tmp_path):
     hosts = fabric(4, ['bad-host {2}'])
     run, report, bad = diagnose(hosts, tmp_path)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     named = hosts.hosts[2]
     assert bad == [named] and report['bad_hosts'] == [named] and report['suspect_hosts'] == [], run.stdout[-3000:]
     assert report['host_rounds'] == 2 and report['synthetic'] is True and not any(f['named'] for f in report['nics'])
@@ -131,6 +131,7 @@ def test_one_bad_host_among_four_is_named_alone_after_two_rounds(fabric, tmp_pat
 def test_one_bad_nic_among_six_hosts_is_named_on_its_host(fabric, tmp_path):
     hosts = fabric(6, ['bad-nic {1} eth3'])
     run, report, bad = diagnose(hosts, tmp_path)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     named = hosts.hosts[1]
     assert bad == [named] and report['suspect_hosts'] == [], run.stdout[-3000:]
     weak = [f for f in report['nics'] if f['named']]
@@ -141,8 +142,8 @@ def test_one_bad_nic_among_six_hosts_is_named_on_its_host(fabric, tmp_path):
 
 def test_mixed_plugin_version_and_a_missing_gpu_are_named(fabric, tmp_path):
     hosts = fabric(4, ['plugin-version {3} 1.0.12', 'missing-gpu {0}'])
-    _run, report, bad = diagnose(hosts, tmp_path)
-    assert bad == [hosts.hosts[0], hosts.hosts[3]]
+    run, report, bad = diagnose(hosts, tmp_path)
+    assert bad == [hosts.hosts[0], hosts.hosts[3]], run.stdout[-3000:]
     assert report['hosts'][hosts.hosts[3]]['reasons'] == [
         'GPUDirect plugin FasTrak 1.0.12 differs from FasTrak 1.0.13 (mixed versions hang NCCL)']
     assert report['hosts'][hosts.hosts[0]]['reasons'] == ['GPUs seen: 7 of 8']
@@ -152,7 +153,19 @@ def test_mixed_plugin_version_and_a_missing_gpu_are_named(fabric, tmp_path):
 def test_check_mode_prints_the_plan_and_runs_nothing(fabric, tmp_path):
     hosts = fabric(5, [])
     run, report, _bad = diagnose(hosts, tmp_path, check=True)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     printed = re.sub(r'\s', '', run.stdout)
     assert report is None and '"pairs":[["%s","%s"],["%s","%s"]]' % tuple(hosts.hosts[:4]) in printed
     assert '(and%s,leftover)withahostthatpassed' % hosts.hosts[4] in printed
     assert 'Run this host\'s pair' not in run.stdout   # the rounds' tasks are not even included
+
+
+def test_a_bad_host_fails_the_play_after_the_report_and_a_misspelt_variable_before_any_run(fabric, tmp_path):
+    hosts = fabric(4, ['bad-host {0}'])
+    run, report, _bad = diagnose(hosts, tmp_path, extra={'nccl_test_fail_on_verdict': True})
+    assert run.returncode == 2 and report['bad_hosts'] == [hosts.hosts[0]]
+    assert 'NCCL diagnosis: bad %s; suspect none (report: ' % hosts.hosts[0] in run.stdout, run.stdout[-2500:]
+    (tmp_path / 'wrong').mkdir()
+    wrong, _report, _bad = diagnose(hosts, tmp_path / 'wrong', extra={'nccl_test_diagnose_round': 2})
+    assert wrong.returncode == 2 and 'nccl_test_diagnose_round: role nccl_test has no such variable' in wrong.stdout
+    assert 'Run this host\'s pair' not in wrong.stdout

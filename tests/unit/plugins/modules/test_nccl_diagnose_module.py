@@ -17,8 +17,8 @@ HOSTS = ['vm-1', 'vm-2', 'vm-3', 'vm-4']
 
 
 def judged(name):
-    result = run_module(nccl_perf.main, {'mode': 'parse', 'path': os.path.join(FIXTURES, name), 'machine_type': 'a3-megagpu-8g',
-                                           'collective': 'all_gather'})
+    args = {'mode': 'parse', 'path': os.path.join(FIXTURES, name), 'machine_type': 'a3-megagpu-8g', 'collective': 'all_gather'}
+    result = run_module(nccl_perf.main, args)
     assert 'failed' not in result
     return result
 

@@ -169,3 +169,7 @@ def test_a_bad_host_fails_the_play_after_the_report_and_a_misspelt_variable_befo
     wrong, _report, _bad = diagnose(hosts, tmp_path / 'wrong', extra={'nccl_test_diagnose_round': 2})
     assert wrong.returncode == 2 and 'nccl_test_diagnose_round: role nccl_test has no such variable' in wrong.stdout
     assert 'Run this host\'s pair' not in wrong.stdout
+    (tmp_path / 'other').mkdir()
+    other, _report, _bad = diagnose(hosts, tmp_path / 'other', extra={'nccl_test_hosts': [hosts.hosts[0], 'vm-elsewhere']})
+    assert other.returncode == 2 and "nccl_test_hosts: vm-elsewhere not among the play's hosts" in other.stdout
+    assert 'Start the seed' not in other.stdout

@@ -134,3 +134,36 @@ def sync(module, dest, files, plot_name=None, draw=None):
     if module._diff:
         result['diff'] = {'before': before, 'after': files.get(REPORT, ''), 'before_header': report_path, 'after_header': report_path}
     return result
+
+
+def plot_matrix(path, labels, values, colorbar, title, marked=()):
+    """Draw a heat map of ``values`` ({(row label, column label): number}) over ``labels`` on both axes into the PNG
+    ``path``; a pair without a value is left blank, each cell carries its number, and the labels in ``marked`` are red
+    (the bad hosts of a diagnosis)."""
+    import matplotlib  # pylint: disable=import-outside-toplevel
+    matplotlib.use('Agg')
+    from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
+
+    grid = [[values.get((row, column), float('nan')) for column in labels] for row in labels]
+    side = max(6, min(16, 2 + 0.5 * len(labels)))
+    figure, axes = pyplot.subplots(figsize=(side + 1.5, side), dpi=PLOT_DPI)
+    try:
+        image = axes.imshow(grid, cmap='RdYlGn', vmin=0)
+        figure.colorbar(image, ax=axes, label=colorbar)
+        axes.set_xticks(range(len(labels)))
+        axes.set_xticklabels(labels, rotation=90)
+        axes.set_yticks(range(len(labels)))
+        axes.set_yticklabels(labels)
+        for tick in list(axes.get_xticklabels()) + list(axes.get_yticklabels()):
+            if tick.get_text() in marked:
+                tick.set_color('red')
+                tick.set_fontweight('bold')
+        if len(labels) <= 24:
+            for (row, column), value in values.items():
+                axes.text(labels.index(column), labels.index(row), '%.0f' % value, ha='center', va='center', fontsize='x-small')
+        axes.set_title(title)
+        figure.tight_layout()
+        figure.savefig(path, dpi=PLOT_DPI)
+    finally:
+        pyplot.close(figure)
+    return path

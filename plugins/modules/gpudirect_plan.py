@@ -292,10 +292,12 @@ ROLE_STAGES = {
     'gce_network': {'main': ('network',)},
     'gce_instances': {'main': ('instances',)},
     'cos_host_prep': {'main': ('host',)},
-    'nccl_test': {'main': ('nccl',)},
+    'nccl_test': {'main': ('nccl',), 'diagnose': ('nccl',)},
     'gke_cluster': {'main': ('network', 'cluster'), 'networks': ('network',), 'cluster': ('cluster',), 'read': ('cluster',)},
     'gke_node_pool': {'main': ('node_pool',)},
 }
+# Options an entry point's tasks give the stage's module whatever the variables say: the diagnosis runs mode gce.
+ENTRY_POINT_OPTIONS = {('nccl_test', 'diagnose'): {'mode': 'gce'}}
 # A stage whose role's task runs only when this option is set.
 STAGE_WHEN = {('gke_cluster', 'network'): 'network_prefix'}
 # The Kubernetes side of the GKE playbooks: the variables of the gke_gpudirect or gke_rdma role (without the prefix)
@@ -423,6 +425,8 @@ def role_stages(roles, problems):
         points = ROLE_STAGES.get(role) or {}
         for stage in dict.fromkeys(stage for point in entry['entry_points'] for stage in points.get(point, ())):
             options = stage_options(role, stage, entry, variables, problems)
+            for point in entry['entry_points']:
+                options.update(ENTRY_POINT_OPTIONS.get((role, point), {}))
             if options.get(STAGE_WHEN.get((role, stage)), True) not in (None, ''):
                 stages[stage] = options
     return stages

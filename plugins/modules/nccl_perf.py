@@ -296,6 +296,15 @@ run_problems:
   returned: when a command ran
   type: list
   elements: str
+host_evidence:
+  description:
+    - "What the output shows of each host, by host name (nccl-tests' device list and NCCL's INFO lines of that host):
+      C(gpus) (devices listed), C(network) and C(network_line) (NCCL's C(Using network) line), C(plugin) (the GPUDirect
+      plugin's banner, for example V(FasTrak 1.0.13)) and C(nccl_version); null where the output does not say."
+  returned: when output was judged
+  type: dict
+  sample: {"vm-1": {"gpus": 8, "network": "FasTrak", "network_line": "Using network FasTrak", "plugin": "FasTrak 1.0.13",
+           "nccl_version": null}}
 log_path:
   description: The file holding the raw output, when kept.
   returned: when the log was kept
@@ -446,6 +455,7 @@ def judge(module, text, family_name, technology, hint, extra):
                                         require_network_evidence=nccl_command.evidence_required(module.params), run_problems=problems)
     except ValueError as exc:
         module.fail_json(msg=str(exc), **extra)
+    extra['host_evidence'] = nccl_parse.host_evidence(text)
     failed = verdict['verdict'] == nccl_verdict.FAIL
     log_path = keep_log(module, text, failed)
     if log_path:

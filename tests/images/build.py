@@ -13,6 +13,7 @@ Images:
   localhost/aiinfra-standin/rxdm-never-ready:latest  an RxDM that never gets ready (rxdm/)
   <catalog plugin image refs>                        plugin image stand-ins (installer/): the installer, the NCCL
                                                      test container's daemon / shell and its synthetic nccl-tests scripts
+  localhost/aiinfra-standin/nccl-plugin-TECH:HASH    the same, under its inputs' hash (installer_content_tag)
 """
 
 import hashlib
@@ -109,6 +110,18 @@ def build_base():
     print('images: built %s in %.1f s' % (BASE, time.monotonic() - started))
 
 
+def installer_args(stack, tech):
+    return dict(STANDIN_BASE=BASE, STANDIN_PLUGIN_DIR=stack.plugin_dir, STANDIN_PLUGIN_BANNER=PLUGIN_BANNERS[tech],
+                STANDIN_NCCL_VERSION=NCCL_VERSIONS[tech])
+
+
+def installer_content_tag(families, tech):
+    """The plugin image stand-in under a tag of its inputs' hash, which no other checkout's build moves: tests that need
+    this checkout's scripts (the fabric diagnosis' faults) run it, while worktrees with other scripts share one engine
+    and retag the catalog's references."""
+    return '%s/nccl-plugin-%s:%s' % (STANDIN, tech.lower(), inputs_hash(HERE / 'installer', installer_args(families.HOST_STACKS[tech], tech)))
+
+
 def main():
     families = load_families()
     build_base()
@@ -118,9 +131,8 @@ def main():
         rxdm_args = dict(STANDIN_TECH=tech, STANDIN_DEVICES=' '.join(stack.rxdm.devices),
                          STANDIN_READY_LINE=stack.rxdm_ready_line)
         build(HERE / 'rxdm', sorted({p.rxdm_image for p in pairs}), rxdm_args, with_busybox=True)
-        build(HERE / 'installer', sorted({p.plugin_image for p in pairs}),
-              dict(STANDIN_BASE=BASE, STANDIN_PLUGIN_DIR=stack.plugin_dir, STANDIN_PLUGIN_BANNER=PLUGIN_BANNERS[tech],
-                   STANDIN_NCCL_VERSION=NCCL_VERSIONS[tech]))
+        build(HERE / 'installer', sorted({p.plugin_image for p in pairs}) + [installer_content_tag(families, tech)],
+              installer_args(stack, tech))
     tcpx = families.HOST_STACKS['TCPX']
     build(HERE / 'rxdm', [NEVER_READY], dict(STANDIN_TECH='TCPX', STANDIN_DEVICES=' '.join(tcpx.rxdm.devices),
                                              STANDIN_READY_LINE=tcpx.rxdm_ready_line, STANDIN_NEVER_READY='1'),

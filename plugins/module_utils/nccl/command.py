@@ -120,6 +120,24 @@ def seed_command(stack, collective):
                      'script of the image that runs %s' % (stack.technology, seeds, stack.nccl_test_command.split()[0], wanted))
 
 
+def nic_restricted_command(technology, collective, nic):
+    """The seed's run command with NCCL restricted to the data NIC ``nic`` (a per-NIC run of a diagnosis).
+
+    The seed's run scripts take the data NICs as one comma-separated argument (``eth1,...,eth8``) and hand it to the
+    GPUDirect plugin's NIC list: NCCL_FASTRAK_IFNAME for GPUDirect-TCPXO and NCCL_GPUDIRECTTCPX_SOCKET_IFNAME (with
+    NCCL_GPUDIRECTTCPX_CTRL_DEV the control NIC, eth0, left as it is) for GPUDirect-TCPX -- the names of the seed's NCCL
+    configuration for GKE ("Usa la configuracion de NCCL necesaria ...", catalog/gke.py nccl_env) and of Google's
+    "Maximize GPU network bandwidth with GPUDirect-TCPX/TCPXO" guide
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx). Giving one NIC there
+    makes the run use that NIC alone."""
+    stack = host_stacks.host_stack(technology)
+    command = seed_command(stack, collective)
+    every = ','.join(stack.nccl_test_data_interfaces)
+    if nic not in stack.nccl_test_data_interfaces or every not in command:
+        raise InputError('nic: %r is not a data NIC of the GPUDirect-%s run command (%s)' % (nic, technology, every))
+    return command.replace(every, nic, 1)
+
+
 def gce_command(params, technology):
     """``docker exec CONTAINER bash -c SCRIPT``: what gce_exec runs, as the manual's command line."""
     container, argv = gce_exec(params, technology)

@@ -682,3 +682,42 @@ def parse(output, collective=None):
     results = parse_json(text, collective) if text.lstrip().startswith('{') else parse_text(text, collective)
     results['synthetic'] = bool(SYNTHETIC_OUTPUT.search(text))
     return results
+
+
+_PLUGIN_BANNER = re.compile(r'\bNET/(?P<net>[A-Za-z][\w-]*) ver\. (?P<version>\d[\w.+-]*?)\.?$')
+
+
+def host_evidence(text):
+    """What the output shows about each host: ``{host: {'gpus', 'network', 'plugin', 'nccl_version'}}``.
+
+    ``gpus``: the devices nccl-tests listed on the host (``#  Rank N ... on HOST device D``); ``network``: the network
+    NCCL's INFO lines of that host name (``Using network FasTrak``), with ``network_line`` the line itself;
+    ``plugin``: the GPUDirect plugin's version banner it logged (``FasTrak 1.0.13`` from ``NET/FasTrak ver. 1.0.13``);
+    ``nccl_version``: the NCCL version it logged. None where the output does not say (NCCL_DEBUG below INFO).
+    A diagnosis compares these across hosts: NCCL ranks with different plugin versions hang.
+    """
+    hosts = {}
+
+    def entry(name):
+        return hosts.setdefault(name, {'gpus': 0, 'network': None, 'network_line': None, 'plugin': None, 'nccl_version': None})
+
+    for raw in (text or '').splitlines():
+        line = _strip_wrappers(raw)
+        device = _DEVICE.match(line)
+        if device:
+            entry(device.group('host'))['gpus'] += 1
+            continue
+        log = _NCCL_LOG.search(line)
+        if not log or not log.group('host'):
+            continue
+        found, msg = entry(log.group('host')), log.group('msg').strip()
+        banner = _PLUGIN_BANNER.search(msg)
+        if banner and found['plugin'] is None:
+            found['plugin'] = '%s %s' % (banner.group('net'), banner.group('version'))
+        using = _USING_NETWORK.search(msg)
+        if using and found['network'] is None:
+            found['network'], found['network_line'] = using.group('net'), msg
+        version = _NCCL_VERSION.search(msg)
+        if version and found['nccl_version'] is None:
+            found['nccl_version'] = version.group('version')
+    return hosts

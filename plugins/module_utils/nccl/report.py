@@ -200,3 +200,91 @@ def render(report):
         'junit.xml': junit_xml(report),
         'summary.md': markdown(report),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The fabric diagnosis (module nccl_diagnose): which host, which NIC
+# ---------------------------------------------------------------------------------------------
+
+DIAGNOSIS_SCHEMA = 'aiinfra.gpudirect/nccl-diagnosis/1'
+PAIR_PLOT = 'pairs.png'
+
+
+def _evidence_text(evidence):
+    parts = []
+    if evidence.get('gpus') is not None:
+        parts.append('GPUs %s' % evidence['gpus'])
+    parts.append('network %s' % (evidence.get('network') or 'not logged'))
+    parts.append('plugin %s' % (evidence.get('plugin') or 'not logged'))
+    if evidence.get('nccl_version'):
+        parts.append('NCCL %s' % evidence['nccl_version'])
+    return ', '.join(parts)
+
+
+def diagnosis_markdown(report):
+    """One table of hosts (healthy / suspect / bad, with the evidence), the pairs by round, the NIC runs."""
+    bad = report['bad_hosts']
+    lines = ['# NCCL fabric diagnosis: **%s**' % ('bad: ' + ', '.join(bad) if bad else 'no bad host'), '']
+    if report.get('synthetic'):
+        lines += ['**%s**' % SYNTHETIC_PREFIX.rstrip(': '), '']
+    lines += ['Family: `%s` (GPUDirect-%s); %d hosts, %d rounds; pairs judged by the NCCL verdict (%s)' % (
+        report.get('machine_type') or 'not given', report.get('technology') or '?', len(report['hosts']), report['rounds'],
+        report.get('pair_criterion') or 'PASS'), '',
+        '| host | status | reasons | GPUs | network | plugin | NCCL | pairs (round: partner verdict GB/s) |',
+        '|---|---|---|---:|---|---|---|---|']
+    for name, row in report['hosts'].items():
+        evidence = row['evidence']
+        pairs = '; '.join('%s: %s %s %s' % (p['round'], p['partner'], p['verdict'], _gb(p['busbw_gbps'])) for p in row['pairs'])
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            name, row['status'], '; '.join(row['reasons']) or '-', '-' if evidence.get('gpus') is None else evidence['gpus'],
+            evidence.get('network') or '-', evidence.get('plugin') or '-', evidence.get('nccl_version') or '-', pairs or '-'))
+    if report['nics']:
+        lines += ['', '## NICs (NCCL restricted to one NIC; must reach %s GB/s, its share of the line rate x %s)' % (
+            _gb(report['nic_threshold_gbps']), report.get('fraction')), '',
+            '| host | partner | NIC | busbw at largest size (GB/s) | |', '|---|---|---|---:|---|']
+        lines += ['| %s | %s | %s | %s | %s |' % (f['host'], f['partner'], f['nic'], _gb(f['busbw_gbps']),
+                                                  'ok' if f['passed'] else '**named**' if f['named'] else 'below (as every NIC of the host)')
+                  for f in report['nics']]
+    lines += ['', 'Bad hosts (for `--limit`): `%s`' % (','.join('!' + h for h in bad) if bad else 'none'),
+              '', 'Pair bandwidth matrix: `%s`' % PAIR_PLOT]
+    return '\n'.join(lines) + '\n'
+
+
+def diagnosis_junit(report):
+    """JUnit XML: one test case per host (failed when bad, skipped when suspect)."""
+    rows = report['hosts']
+    suites = ET.Element('testsuites', name='nccl-diagnosis', tests=str(len(rows)),
+                        failures=str(sum(r['status'] == 'bad' for r in rows.values())), errors='0', time='0')
+    suite = ET.SubElement(suites, 'testsuite', name='nccl.diagnosis', tests=str(len(rows)),
+                          failures=str(sum(r['status'] == 'bad' for r in rows.values())), errors='0',
+                          skipped=str(sum(r['status'] == 'suspect' for r in rows.values())), time='0',
+                          timestamp=str(report.get('generated_at') or ''))
+    for name, row in rows.items():
+        case = ET.SubElement(suite, 'testcase', name=name, classname='nccl.diagnosis.%s' % (report.get('machine_type') or 'any'), time='0')
+        text = '; '.join(row['reasons']) or 'a pair of it passed'
+        if row['status'] == 'bad':
+            ET.SubElement(case, 'failure', message=text, type='bad_host').text = _evidence_text(row['evidence'])
+        elif row['status'] == 'suspect':
+            ET.SubElement(case, 'skipped', message=text)
+        else:
+            ET.SubElement(case, 'system-out').text = _evidence_text(row['evidence'])
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding='unicode') + '\n'
+
+
+def render_diagnosis(report):
+    """The text files of a diagnosis report directory (the heat map is drawn by plot_pairs)."""
+    return {
+        'report.json': json.dumps(report, indent=2, sort_keys=True) + '\n',
+        'junit.xml': diagnosis_junit(report),
+        'summary.md': diagnosis_markdown(report),
+    }
+
+
+def plot_pairs(report, path):
+    """The pair bus bandwidth matrix as a heat map (hosts on both axes)."""
+    values = {(p['hosts'][0], p['hosts'][1]): p['busbw_gbps'] for p in report['pairs'] if p['busbw_gbps'] is not None}
+    values.update({(b, a): v for (a, b), v in list(values.items())})
+    title = 'NCCL pairs -- %s%s\nbad (red): %s' % (report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
+                                                   ', '.join(report['bad_hosts']) or 'none')
+    return report_dir.plot_matrix(path, list(report['hosts']), values, 'bus bandwidth at the largest size (GB/s)', title,
+                                  marked=set(report['bad_hosts']))

@@ -1,0 +1,54 @@
+# Copyright: (c) 2026, aiinfra.gpudirect contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nccl_diagnose module, run in-process as Ansible hands it its arguments: bad input named before anything runs,
+the runs it plans from nccl_perf's results, and check mode writing no report. The results fed in are nccl_perf's own
+verdicts on the recorded seed 003 TCPXO sample (healthy) and on the Socket fallback fixture (failing)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from module_runner import run_module
+from ansible_collections.aiinfra.gpudirect.plugins.modules import nccl_diagnose, nccl_perf
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'nccl')
+HOSTS = ['vm-1', 'vm-2', 'vm-3', 'vm-4']
+
+
+def judged(name):
+    args = {'mode': 'parse', 'path': os.path.join(FIXTURES, name), 'machine_type': 'a3-megagpu-8g', 'collective': 'all_gather'}
+    result = run_module(nccl_perf.main, args)
+    assert 'failed' not in result
+    return result
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'hosts': ['vm-1']}, 'hosts: a diagnosis tests pairs of hosts; give at least two'),
+    ({'hosts': ['vm-1', 'vm-1', 'vm-2']}, 'hosts: vm-1 given more than once'),
+    ({'hosts': HOSTS, 'max_rounds': 0}, 'max_rounds: 0; give 1 or more'),
+    ({'hosts': HOSTS, 'results': [{'hosts': ['vm-1', 'vm-9'], 'round': 1, 'result': {}}]},
+     "results[0].hosts: ['vm-1', 'vm-9'] is not a pair of the hosts diagnosed"),
+    ({'hosts': HOSTS, 'machine_type': 'a3'}, "machine_type: 'a3' is not a GPUDirect machine family"),
+])
+def test_bad_input_names_the_option(args, message):
+    result = run_module(nccl_diagnose.main, dict({'machine_type': 'a3-megagpu-8g'}, **args))
+    assert result['failed'] and result['msg'].startswith(message), result['msg']
+
+
+def test_round_two_pairs_the_failed_pair_with_passed_hosts_and_check_mode_writes_nothing(tmp_path):
+    good, bad = judged('seed003_tcpxo_all_gather.txt'), judged('current_socket_fallback_a3mega.txt')
+    assert good['verdict']['verdict'] == 'PASS' and bad['verdict']['verdict'] == 'FAIL'
+    results = [{'hosts': ['vm-1', 'vm-2'], 'round': 1, 'nic': None, 'result': good},
+               {'hosts': ['vm-3', 'vm-4'], 'round': 1, 'nic': None, 'result': bad}]
+    args = {'hosts': HOSTS, 'machine_type': 'a3-megagpu-8g', 'results': results, 'dest': str(tmp_path / 'report')}
+    planned = run_module(nccl_diagnose.main, args, check_mode=True)
+    assert [r['hosts'] for r in planned['next_runs']] == [['vm-3', 'vm-1'], ['vm-4', 'vm-2']] and not planned['done']
+    assert planned['hosts']['vm-3']['status'] == 'suspect' and not (tmp_path / 'report').exists()
+    results += [{'hosts': ['vm-3', 'vm-1'], 'round': 2, 'nic': None, 'result': bad},
+                {'hosts': ['vm-4', 'vm-2'], 'round': 2, 'nic': None, 'result': good}]
+    nics = run_module(nccl_diagnose.main, dict(args, results=results), check_mode=True)
+    assert nics['bad_hosts'] == ['vm-3'] and nics['next_runs'][0]['nic'] == 'eth1'
+    assert nics['next_runs'][0]['test_command'].startswith('/scripts/run-nccl-tcpxo.sh all_gather_perf "${LD_LIBRARY_PATH}" 8 eth1 1M 512M')
+    done = run_module(nccl_diagnose.main, dict(args, results=results, nics=False), check_mode=True)
+    assert done['done'] and done['files'] == [] and done['bad_hosts'] == ['vm-3'] and not (tmp_path / 'report').exists()

@@ -101,7 +101,7 @@ def diagnose(fabric, tmp_path, check=False, extra=None):
                         'delegate_to': 'localhost', 'run_once': True, 'when': 'nccl_test_bad_hosts is defined'}]}]
     (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(inventory))
     (tmp_path / 'play.yml').write_text(yaml.safe_dump(play, sort_keys=False))
-    variables = dict({'gpudirect_diagnose_hosts': 'all', 'nccl_test_machine_type': MACHINE_TYPE, 'nccl_test_preflight': False,
+    variables = dict({'gpudirect_nccl_hosts': 'all', 'nccl_test_machine_type': MACHINE_TYPE, 'nccl_test_preflight': False,
                       'nccl_test_pull': 'never', 'nccl_test_image': IMAGE, 'nccl_test_force_version_pair': True,
                       'nccl_test_docker_socket': SOCKET, 'nccl_test_fail_on_verdict': False,
                       'nccl_test_report_dir': str(tmp_path / 'report')}, **(extra or {}))

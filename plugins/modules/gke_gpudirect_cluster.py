@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: gke_gpudirect_cluster
 short_description: A GKE cluster ready for GPUDirect node pools (Dataplane V2, IP aliases, multi-networking)
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Creates, adopts or deletes a GKE cluster for GPUDirect-TCPXO (A3 Mega), GPUDirect-TCPX (A3 High) or GPUDirect RDMA
     (A3 Ultra, A4), as the GKE manuals create it; a Standard cluster with Dataplane V2, IP aliases and multi-networking,

@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: gke_gpudirect_node_pool
 short_description: The GPU node pool of a GKE GPUDirect cluster (A3 Mega, A3 High, A3 Ultra, A4)
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Creates, checks, recreates or deletes the GPU node pool of the GKE manuals; A3 Mega (GPUDirect-TCPXO) and A3 High
     (GPUDirect-TCPX) pools with gVNIC and one additional node network per secondary NIC in NIC order (Google's GKE GPUDirect-TCPX/TCPXO guide), and

@@ -6,6 +6,7 @@ changelog."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import pathlib
@@ -54,11 +55,11 @@ def _python_strings(path):
 
 def user_facing_texts(root):
     """(path, text) for every text a user of the collection reads: the values (task names, messages, argument specs,
-    role metadata) of the roles' and playbooks' YAML, the AWX templates, the filter documentation, Galaxy's description;
-    the plugins' strings (module and plugin documentation, error messages and warnings); the README, the roles' READMEs,
-    the role templates and the docs site. Molecule scenarios are tests."""
+    role metadata) of the roles' and playbooks' YAML, the AWX templates, the filter documentation, the changelog fragments,
+    Galaxy's description; the plugins' strings (module and plugin documentation, error messages and warnings); the README,
+    the changelog, the roles' READMEs, the role templates and the docs site. Molecule scenarios are tests."""
     yaml_files = [*root.glob('roles/*/**/*.yml'), *root.glob('playbooks/**/*.yml'), *root.glob('awx/**/*.yml'),
-                  *root.glob('plugins/filter/*.yml')]
+                  *root.glob('plugins/filter/*.yml'), *root.glob('changelogs/fragments/*.yml')]
     for path in sorted(yaml_files):
         if 'molecule' not in path.parts:
             for document in yaml.safe_load_all(path.read_text(encoding='utf-8')):
@@ -69,7 +70,7 @@ def user_facing_texts(root):
     for path in sorted(root.glob('plugins/**/*.py')):
         for text in _python_strings(path):
             yield path, text
-    for path in [root / 'README.md', *sorted(root.glob('roles/*/README.md')), *sorted(root.glob('roles/*/templates/**/*')),
+    for path in [root / 'README.md', root / 'CHANGELOG.rst', *sorted(root.glob('roles/*/README.md')), *sorted(root.glob('roles/*/templates/**/*')),
                  *sorted(root.glob('docs/docsite/**/*.rst')), *sorted(root.glob('docs/docsite/**/*.yml'))]:
         if path.is_file():
             yield path, path.read_text(encoding='utf-8')
@@ -122,21 +123,19 @@ def _collections_path():
 
 
 def test_the_public_filters_are_the_documented_ones_and_the_roles_filters_are_private():
-    """ansible-doc lists the filters a user may call, each documented; the roles' own filters are private (``_NAME``,
-    plugins/filter/_roles.py): undocumented and free to change."""
+    """ansible-doc (and so the docs site and Galaxy) lists the filters a user may call, each documented; the roles' own
+    filters are private (``_NAME`` in plugins/filter/__roles.py, a file ansible-doc does not list): undocumented and free to
+    change."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=_collections_path(), ANSIBLE_NOCOLOR='1')
     listed = json.loads(subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-doc'), '-t', 'filter', '-l', '--json',
                                         'aiinfra.gpudirect'], env=env, capture_output=True, text=True, check=True).stdout)
-    names = {name.split('.', 2)[2]: description for name, description in listed.items()}
-    documented = {name for name, description in names.items() if description != 'UNDOCUMENTED'}
-    assert documented == PUBLIC_FILTERS
-    assert {name for name in names if name not in documented} == {name for name in names if name.startswith('_')}
+    assert {name.split('.', 2)[2] for name in listed} == PUBLIC_FILTERS and 'UNDOCUMENTED' not in listed.values(), listed
     assert sorted(path.stem for path in (ROOT / 'plugins' / 'filter').glob('*.yml')) == sorted(PUBLIC_FILTERS)
 
 
 def test_the_roles_and_playbooks_call_only_filters_that_exist_under_their_names():
-    from ansible_collections.aiinfra.gpudirect.plugins.filter import _roles, gke, nccl, openshift
-    existing = {name for module in (_roles, gke, nccl, openshift) for name in module.FilterModule().filters()}
+    modules = [importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.filter.' + name) for name in ('__roles', 'gke', 'nccl', 'openshift')]
+    existing = {name for module in modules for name in module.FilterModule().filters()}
     assert PUBLIC_FILTERS | {name for name in existing if name.startswith('_')} == existing
     called = set()
     for path in [*ROOT.glob('roles/**/*.yml'), *ROOT.glob('roles/**/*.j2'), *ROOT.glob('playbooks/**/*.yml')]:

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters that give a workload of your own GPUDirect on GKE (documentation: the .yml file of each filter beside this
-one). The work is in plugins/module_utils/k8s/workload.py; the filters the roles render with are private (__roles.py)."""
+one). The work is in plugins/module_utils/k8s/workload.py; the filters the roles render with are private (_roles.py)."""
 
 from __future__ import annotations
 

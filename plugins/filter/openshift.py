@@ -5,7 +5,7 @@ ib_write_bw output (documentation: the .yml file of each filter beside this one)
 
 Each is a thin wrapper over plugins/module_utils/k8s/{openshift_render,openshift_perftest}.py; their errors become
 AnsibleFilterError with the same message (naming the option and the fix). The filters the openshift_rdma role renders
-and decides with are private (__roles.py).
+and decides with are private (_roles.py).
 """
 
 from __future__ import annotations

@@ -124,17 +124,20 @@ def _collections_path():
 
 def test_the_public_filters_are_the_documented_ones_and_the_roles_filters_are_private():
     """ansible-doc (and so the docs site and Galaxy) lists the filters a user may call, each documented; the roles' own
-    filters are private (``_NAME`` in plugins/filter/__roles.py, a file ansible-doc does not list): undocumented and free to
-    change."""
+    filters (plugins/filter/_roles.py) are named ``_NAME`` and documented as private to the roles, free to change."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=_collections_path(), ANSIBLE_NOCOLOR='1')
     listed = json.loads(subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-doc'), '-t', 'filter', '-l', '--json',
                                         'aiinfra.gpudirect'], env=env, capture_output=True, text=True, check=True).stdout)
-    assert {name.split('.', 2)[2] for name in listed} == PUBLIC_FILTERS and 'UNDOCUMENTED' not in listed.values(), listed
-    assert sorted(path.stem for path in (ROOT / 'plugins' / 'filter').glob('*.yml')) == sorted(PUBLIC_FILTERS)
+    assert 'UNDOCUMENTED' not in listed.values(), listed
+    public = {name.split('.', 2)[2]: description for name, description in listed.items() if not name.split('.', 2)[2].startswith('_')}
+    private = {name.split('.', 2)[2]: description for name, description in listed.items() if name.split('.', 2)[2].startswith('_')}
+    assert set(public) == PUBLIC_FILTERS and not [text for text in public.values() if text.startswith('Private')], public
+    assert private and [name for name, text in private.items() if not text.startswith('Private to the roles: ')] == [], private
+    assert sorted(path.stem for path in (ROOT / 'plugins' / 'filter').glob('*.yml')) == sorted([*PUBLIC_FILTERS, *private])
 
 
 def test_the_roles_and_playbooks_call_only_filters_that_exist_under_their_names():
-    modules = [importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.filter.' + name) for name in ('__roles', 'gke', 'nccl', 'openshift')]
+    modules = [importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.filter.' + name) for name in ('_roles', 'gke', 'nccl', 'openshift')]
     existing = {name for module in modules for name in module.FilterModule().filters()}
     assert PUBLIC_FILTERS | {name for name in existing if name.startswith('_')} == existing
     called = set()

@@ -1,7 +1,7 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The private filters the GKE playbooks and the gke_gpudirect role derive the family's facts with: _gke_family_defaults
-and _gke_technology (plugins/filter/__roles.py over catalog/gke.py)."""
+and _gke_technology (plugins/filter/_roles.py over catalog/gke.py)."""
 from __future__ import annotations
 
 import importlib
@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 
-FILTERS = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.filter.__roles').FilterModule().filters()
+FILTERS = importlib.import_module('ansible_collections.aiinfra.gpudirect.plugins.filter._roles').FilterModule().filters()
 SEED_001 = next(name for name in os.listdir(os.path.join(os.path.dirname(__file__), '..', '..', 'seeds')) if name.startswith('001_'))
 
 

@@ -2,11 +2,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The collection's private filters: what its roles and playbooks render and judge with, not an interface for users.
 
-The roles call them as ``aiinfra.gpudirect._NAME``. ansible-core (2.17 to 2.21) finds a collection's filter by its name
-in any module of plugins/filter/, but lists (ansible-doc, and so the docs site and Galaxy) no file whose name starts with
-``__``: the filters a user may call are the documented ones of gke.py, openshift.py and nccl.py, each with its NAME.yml.
-These have no documentation, are not part of the collection's interface and may change in any release
-(tests/unit/test_packaging.py checks the list); each is a thin wrapper over plugins/module_utils/
+The roles call them as ``aiinfra.gpudirect._NAME``; the filters a user may call are those of gke.py, openshift.py and
+nccl.py. ansible-core (2.17 to 2.21) offers a collection no private filter: it loads none from a role of a collection
+(roles/ROLE/filter_plugins), and ansible-doc lists every filter of plugins/filter/ but those of a file named ``__*``, a
+name Galaxy's importer refuses, as it refuses an undocumented filter. So each of these is documented (_NAME.yml) as
+private to the roles, not part of the collection's interface and free to change in any release
+(tests/unit/test_packaging.py checks the two lists); each is a thin wrapper over plugins/module_utils/
 (catalog/, k8s/), whose docstrings document them, and its errors (InputError naming the option and the fix) become
 AnsibleFilterError with the same message.
 """

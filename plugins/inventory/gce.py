@@ -31,7 +31,7 @@ description:
     C(management_network), C(management_subnetwork), C(network_prefix), C(data_ips), C(data_interfaces) (the guest
     names, C(eth1) .. C(ethN); null for an RDMA NIC), C(data_networks), C(data_subnetworks), C(data_nic_types) (these
     five are aligned lists, one entry per data NIC in NIC order), C(nccl_interfaces) (for example
-    C(eth1,eth2,eth3,eth4), the list the seed''s NCCL test scripts and C(NCCL_GPUDIRECTTCPX_SOCKET_IFNAME) take),
+    C(eth1,eth2,eth3,eth4), the list the guide''s NCCL test scripts and C(NCCL_GPUDIRECTTCPX_SOCKET_IFNAME) take),
     C(nccl_ctrl_interface) and C(self_link); plus C(ansible_host) (see O(ansible_host)).'
   - Facts that are the same for every host of a group of this plugin (the technology of C(gpudirect_tcpx), the GPU
     facts and interface names of a machine type, the VPC networks of a GPUDirect network) are set once as variables of that group, which

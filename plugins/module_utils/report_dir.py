@@ -56,13 +56,20 @@ def stale(dest, files, plot_name=None):
         bool(plot_name and not os.path.exists(os.path.join(dest, plot_name)))
 
 
-def require_matplotlib(module, plot_name):
-    """Fail naming matplotlib and the way around it (``plot: false``) when it cannot be imported."""
+def matplotlib_import_error():
+    """The traceback of importing matplotlib, or None when it imports (only a plot needs it)."""
     try:
         import matplotlib  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
     except ImportError:
-        module.fail_json(msg=missing_required_lib('matplotlib', reason='to draw %s (or set plot: false)' % plot_name),
-                         exception=traceback.format_exc())
+        return traceback.format_exc()
+    return None
+
+
+def require_matplotlib(module, plot_name):
+    """Fail naming matplotlib and the way around it (``plot: false``) when it cannot be imported."""
+    error = matplotlib_import_error()
+    if error:
+        module.fail_json(msg=missing_required_lib('matplotlib', reason='to draw %s (or set plot: false)' % plot_name), exception=error)
 
 
 def plot_bandwidth(path, series, thresholds, ylabel, title):

@@ -37,7 +37,7 @@ attributes:
     description: Reports what would be created, changed, started, stopped or deleted without calling any mutating method.
   diff_mode:
     support: full
-    description: Shows the compared fields of every VM before and after.
+    description: Shows every VM's summary before and after, with its labels, metadata and network tags.
 options:
   names:
     description:
@@ -600,7 +600,7 @@ def converge(module, executor, runner, spec, names, current):
     return executor.do(lines, lambda: runner.apply(names, plans, current), planned=current)
 
 
-def report(module, executor, runner, spec, names, before, final):
+def report(module, executor, runner, spec, names, current, before, final):
     """Exit (or fail, naming the VMs that failed) with every VM's summary, the diff and whether anything changed."""
     params = module.params
     for name in names:
@@ -608,10 +608,13 @@ def report(module, executor, runner, spec, names, before, final):
         if name in runner.errors:
             summary.update(status='FAILED', error=str(runner.errors[name]))
         executor.result['instances'].append(summary)
-    planned = {} if params['state'] == 'absent' else dict(before, **{name: {'name': name, 'zone': params['zone'], 'status': 'RUNNING'}
-                                                                     for name in names if name not in before})
-    after = executor.live(lambda: {item['name']: item for item in executor.result['instances'] if item['status'] not in ('ABSENT', 'FAILED')},
-                          planned)
+    # The diff shows each VM's summary with its labels, metadata and tags; in check mode, those it would have.
+    planned = {} if params['state'] == 'absent' else {
+        name: dict(before[name], **gce_instance.planned_shared_fields(spec.body(name, links.resource_name(current[name]['zone'])),
+                                                                      current[name], params['exclusive']))
+        if name in before else {'name': name, 'zone': params['zone'], 'status': 'RUNNING'} for name in names}
+    after = executor.live(lambda: {item['name']: dict(item, **gce_instance.shared_fields_view(final[item['name']]))
+                                   for item in executor.result['instances'] if item['status'] not in ('ABSENT', 'FAILED')}, planned)
     changed = executor.live(lambda: runner.done > 0, bool(executor.actions))
     if runner.errors:
         executor.fail('%d of %d VMs failed: %s; the others are done, and a rerun retries only these' % (
@@ -633,11 +636,12 @@ def main():
             names, current = absent_targets(module.compute, executor, names, params['network_prefix'])
         else:
             current = module.compute.instances_by_name(names)
-        before = {name: gce_instance.instance_summary(current[name]) for name in names if name in current}
+        before = {name: dict(gce_instance.instance_summary(current[name]), **gce_instance.shared_fields_view(current[name]))
+                  for name in names if name in current}
         final = converge(module, executor, runner, spec, names, current)
     except (InputError, GcpError) as exc:
         executor.fail(exc)
-    report(module, executor, runner, spec, names, before, final)
+    report(module, executor, runner, spec, names, current, before, final)
 
 
 if __name__ == '__main__':

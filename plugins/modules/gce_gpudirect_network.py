@@ -21,10 +21,10 @@ description:
   - Every input is checked before the first API call that changes anything; independent resources are created concurrently.
   - A GPUDirect network whose new VPC networks do not fit in the project's C(NETWORKS) quota is refused before any is created
     (a warning in check mode), instead of failing halfway at the network that passes the limit.
-  - With O(layout=gke) it makes the per-NIC networks of a GKE A3 Mega or A3 High node pool instead, as seed 003 builds them;
+  - With O(layout=gke) it makes the per-NIC networks of a GKE A3 Mega or A3 High node pool instead, as Google's GKE GPUDirect-TCPX/TCPXO guide builds them;
     one VPC per secondary NIC, C(PREFIX-net-N) with subnet C(PREFIX-sub-N) and rule C(PREFIX-internal-N), and no management
     network (the cluster's own network is the nodes' eth0).
-  - With O(layout=gke_rdma) it makes the networks of seed 001's manual multi-network variant for A3 Ultra and A4 node pools;
+  - With O(layout=gke_rdma) it makes the networks of the GKE GPUDirect RDMA guide's manual multi-network variant for A3 Ultra and A4 node pools;
     a gVNIC VPC C(PREFIX-gvnic-net) with subnet C(PREFIX-gvnic-sub) and rule C(PREFIX-gvnic-internal), and a RoCE VPC
     C(PREFIX-rdma-net) with the RDMA network profile C(ZONE-vpc-roce), MTU 8896 and the 8 subnets C(PREFIX-rdma-sub-0..7).
 author:
@@ -90,7 +90,7 @@ options:
     description:
       - Ranges of the data subnets, one per data NIC in NIC order; C(192.168.N.0/24) for data network N when unset.
       - With O(layout=gke_rdma), 9 ranges; the gVNIC subnet's, then C(rdma-sub-0..7)'s (C(192.168.0.0/24), then
-        C(192.168.(N+1).0/24) when unset; seed 001 gives no ranges).
+        C(192.168.(N+1).0/24) when unset; Google's GKE GPUDirect RDMA guide gives no ranges).
       - Ranges must be private IPv4 and must not overlap one another or O(management_cidr).
     type: list
     elements: str
@@ -147,14 +147,14 @@ EXAMPLES = r"""
     management_cidr: 10.10.0.0/24
     data_cidrs: [10.10.1.0/24, 10.10.2.0/24, 10.10.3.0/24, 10.10.4.0/24, 10.10.5.0/24, 10.10.6.0/24, 10.10.7.0/24, 10.10.8.0/24]
 
-- name: Seed 003's 8 per-NIC networks of a GKE A3 Mega node pool (mega-net-1..8)
+- name: The GKE GPUDirect-TCPX/TCPXO guide's 8 per-NIC networks of a GKE A3 Mega node pool (mega-net-1..8)
   aiinfra.gpudirect.gce_gpudirect_network:
     region: us-central1
     machine_type: a3-megagpu-8g
     layout: gke
     network_prefix: mega
 
-- name: Seed 001's manual RDMA networks of a GKE A3 Ultra node pool in us-central1-b
+- name: The GKE GPUDirect RDMA guide's manual RDMA networks of a GKE A3 Ultra node pool in us-central1-b
   aiinfra.gpudirect.gce_gpudirect_network:
     region: us-central1
     zone: us-central1-b

@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: gke_gpudirect_cluster
 short_description: A GKE cluster ready for GPUDirect node pools (Dataplane V2, IP aliases, multi-networking)
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Creates, adopts or deletes a GKE cluster for GPUDirect-TCPXO (A3 Mega), GPUDirect-TCPX (A3 High) or GPUDirect RDMA
     (A3 Ultra, A4), as the GKE manuals create it; a Standard cluster with Dataplane V2, IP aliases and multi-networking,
@@ -43,7 +43,7 @@ options:
     aliases: [name]
   location:
     description:
-      - A zone (zonal cluster, as in seed 003's TCPXO tab) or a region (regional cluster).
+      - A zone (zonal cluster, as in the GKE GPUDirect-TCPX/TCPXO guide's TCPXO tab) or a region (regional cluster).
     type: str
     required: true
   machine_type:
@@ -63,15 +63,16 @@ options:
     default: present
   cluster_mode:
     description:
-      - V(standard) or V(autopilot). Autopilot is refused for GPUDirect-TCPX and GPUDirect-TCPXO (seed 003); for RDMA its
-        floor is 1.36.2-gke.1368000 (seed 001).
+      - V(standard) or V(autopilot). Autopilot is refused for GPUDirect-TCPX and GPUDirect-TCPXO (Google's GKE GPUDirect-TCPX/TCPXO guide); for RDMA its
+        floor is 1.36.2-gke.1368000 (Google's GKE GPUDirect RDMA guide).
     type: str
     choices: [standard, autopilot]
     default: standard
   version:
     description:
       - GKE version of the control plane, such as C(1.30.4-gke.1129000) or a minor such as C(1.33).
-      - Refused when older than the technology's floor for its minor version (seed 003 "Requisitos", seed 001).
+      - Refused when older than the technology's floor for its minor version (Google's GKE GPUDirect-TCPX/TCPXO guide,
+        "Requirements"; Google's GKE GPUDirect RDMA guide).
     type: str
   multi_networking:
     description:

@@ -7,12 +7,12 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: gke_gpudirect_node_pool
 short_description: The GPU node pool of a GKE GPUDirect cluster (A3 Mega, A3 High, A3 Ultra, A4)
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Creates, checks, recreates or deletes the GPU node pool of the GKE manuals; A3 Mega (GPUDirect-TCPXO) and A3 High
-    (GPUDirect-TCPX) pools with gVNIC and one additional node network per secondary NIC in NIC order (seed 003), and
+    (GPUDirect-TCPX) pools with gVNIC and one additional node network per secondary NIC in NIC order (Google's GKE GPUDirect-TCPX/TCPXO guide), and
     A3 Ultra / A4 pools with GPUDirect RDMA (C(gpuDirectConfig.gpuDirectStrategy=RDMA)), either with
-    C(acceleratorNetworkProfile=auto) and the DRANET node label or with seed 001's manual multi-network layout (one gVNIC
+    C(acceleratorNetworkProfile=auto) and the DRANET node label or with the GKE GPUDirect RDMA guide's manual multi-network layout (one gVNIC
     network and 8 RDMA subnets).
   - The machine type decides the accelerator type and count; the GPU driver is installed by GKE (C(LATEST) by default);
     the node image is Container-Optimized OS; node auto-upgrade is off, as in the manuals.
@@ -105,14 +105,14 @@ options:
   gpu_driver_version:
     description:
       - The GPU driver GKE installs (C(gpu-driver-version)); V(INSTALLATION_DISABLED) is refused (GPUDirect needs driver 535+).
-      - V(latest) and V(default) are seed 001's spelling of V(LATEST) and V(DEFAULT).
+      - V(latest) and V(default) are the GKE GPUDirect RDMA guide's spelling of V(LATEST) and V(DEFAULT).
     type: str
     choices: [LATEST, DEFAULT, INSTALLATION_DISABLED, latest, default]
     default: LATEST
   networking:
     description:
-      - V(multi_network) attaches the additional node networks (TCPX, TCPXO, and seed 001's manual RDMA variant).
-      - V(dranet) (RDMA only) uses C(acceleratorNetworkProfile=auto) and the DRANET node label; seed 001 says the
+      - V(multi_network) attaches the additional node networks (TCPX, TCPXO, and the GKE GPUDirect RDMA guide's manual RDMA variant).
+      - V(dranet) (RDMA only) uses C(acceleratorNetworkProfile=auto) and the DRANET node label; Google's GKE GPUDirect RDMA guide says the
         multi-network API and DRANET cannot share a node pool.
       - V(dranet) for A3 Ultra / A4, V(multi_network) otherwise, when unset.
     type: str
@@ -120,8 +120,9 @@ options:
   network_prefix:
     description:
       - Prefix of the per-NIC networks made by M(aiinfra.gpudirect.gce_gpudirect_network) with O(aiinfra.gpudirect.gce_gpudirect_network#module:layout=gke) or
-        O(aiinfra.gpudirect.gce_gpudirect_network#module:layout=gke_rdma); the additional networks are then C(PREFIX-net-N)/C(PREFIX-sub-N) (seed 003) or
-        C(PREFIX-gvnic-net)/C(PREFIX-gvnic-sub) and C(PREFIX-rdma-net)/C(PREFIX-rdma-sub-0..7) (seed 001).
+        O(aiinfra.gpudirect.gce_gpudirect_network#module:layout=gke_rdma); the additional networks are then C(PREFIX-net-N)/C(PREFIX-sub-N)
+        (Google's GKE GPUDirect-TCPX/TCPXO guide) or C(PREFIX-gvnic-net)/C(PREFIX-gvnic-sub) and
+        C(PREFIX-rdma-net)/C(PREFIX-rdma-sub-0..7) (Google's GKE GPUDirect RDMA guide).
     type: str
   additional_networks:
     description:
@@ -152,7 +153,7 @@ options:
     choices: [AS_NEEDED, PERIODIC]
   placement_policy:
     description:
-      - Name of your own compact placement resource policy (seed 003's C(--placement-policy)).
+      - Name of your own compact placement resource policy (the GKE GPUDirect-TCPX/TCPXO guide's C(--placement-policy)).
     type: str
   reservation_affinity:
     description:
@@ -165,11 +166,11 @@ options:
     type: str
   reservation_project:
     description:
-      - Project of the reservation (seed 001 C(RESERVATION_PROJECT)); needed with O(reservation_block).
+      - Project of the reservation (Google's GKE GPUDirect RDMA guide C(RESERVATION_PROJECT)); needed with O(reservation_block).
     type: str
   reservation_block:
     description:
-      - A block of the reservation (seed 001 C(reservationBlocks/BLOCK)).
+      - A block of the reservation (Google's GKE GPUDirect RDMA guide C(reservationBlocks/BLOCK)).
     type: str
   provisioning:
     description:
@@ -227,7 +228,7 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Seed 003's A3 Mega pool on the 8 networks of gce_gpudirect_network (layout gke, prefix mega)
+- name: The GKE GPUDirect-TCPX/TCPXO guide's A3 Mega pool on the 8 networks of gce_gpudirect_network (layout gke, prefix mega)
   aiinfra.gpudirect.gke_gpudirect_node_pool:
     cluster: a3mega
     location: us-central1-a
@@ -238,7 +239,7 @@ EXAMPLES = r"""
     reservation: my-reservation
   register: gke_node_pool
 
-- name: Seed 001's A3 Ultra pool with the automated RDMA installer and DRANET, in a reservation block
+- name: The GKE GPUDirect RDMA guide's A3 Ultra pool with the automated RDMA installer and DRANET, in a reservation block
   aiinfra.gpudirect.gke_gpudirect_node_pool:
     cluster: ultra
     location: us-central1

@@ -500,7 +500,7 @@ def plan_stages(stages, project, problems):
 
 
 def host_image_problem(instances):
-    """Why the VMs' boot image cannot take the host stage, or None: cos_host_prep prepares Container-Optimized OS (seed 000:
+    """Why the VMs' boot image cannot take the host stage, or None: cos_host_prep prepares Container-Optimized OS (Google's Compute Engine GPUDirect guide:
     cos-cloud's LTS families), so another image would be created with the VMs and then fail the host stage."""
     image, project = instances.get('image'), instances.get('image_project')
     if project and project != compute_catalog.COS_IMAGE_PROJECT:

@@ -91,7 +91,7 @@ notes:
   - Runs on the target host with the Python standard library only.
 seealso:
   - module: aiinfra.gpudirect.nccl_plugin
-  - name: Seed manual, Compute Engine GPUDirect-TCPX/TCPXO host set-up
+  - name: Vendor manual, Compute Engine GPUDirect-TCPX/TCPXO host set-up
     description: The C(docker run) commands this module reproduces.
     link: https://cloud.google.com/compute/docs/gpus/gpudirect
 extends_documentation_fragment:

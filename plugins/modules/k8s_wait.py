@@ -13,12 +13,25 @@ short_description: Wait until Kubernetes objects are ready, and say why when the
 version_added: 0.1.0
 description:
   - Reads the objects every O(delay) seconds (one read per kind and namespace) and judges each with the collection's
-    readiness table (the filter P(aiinfra.gpudirect.k8s_verdict#filter) documents it per kind), until all are ready, one
-    has failed, or O(timeout) passes.
+    readiness table (below), until all are ready, one has failed, or O(timeout) passes.
   - >-
-    Every status is judged at the object's current generation, a DaemonSet must run on the expected nodes (one that
-    schedules on none fails at once), a Pod must be Running and Ready, OLM and NVIDIA operator resources have their own
-    rules, and a kind without a rule is ready once it exists.
+    Every status is judged at the object's current generation: a status or condition whose C(observedGeneration) is
+    older than C(metadata.generation) is pending.
+  - >-
+    DaemonSet: C(desiredNumberScheduled) equals the expected node count C(nodes) of O(expect), which must be above 0, and
+    updated, ready and available reach it. A DaemonSet whose node selection matches none or the wrong nodes fails at once.
+  - "Pod: Running and Ready. Succeeded or Failed fails, and an unschedulable Pod is pending with the scheduler's message."
+  - "Deployment: updated, ready and available replicas reach C(spec.replicas). Job: Complete, or failed on Failed."
+  - "CustomResourceDefinition: Established. Network and GKENetworkParamSet: Ready."
+  - >-
+    OLM: CatalogSource READY, Subscription with its installed CSV (C(csv) of O(expect) when given; ResolutionFailed fails),
+    InstallPlan Complete, ClusterServiceVersion Succeeded (a phase outside OLM's pending ones fails).
+  - >-
+    NVIDIA's operators: NicClusterPolicy, ClusterPolicy, MacvlanNetwork, HostDeviceNetwork and IPoIBNetwork C(state) ready
+    (error or ignore fails); NodeFeatureDiscovery Available (Degraded fails); SriovNetworkNodeState C(syncStatus) Succeeded;
+    MachineConfigPool Updated and not Updating at its generation (Degraded fails); Node: allocatable C(resource) of
+    O(expect) at least C(at_least) (default 1).
+  - Any other kind is ready once it exists.
   - >-
     When it fails, the message names the object, its last status and its latest event; for a DaemonSet or a Deployment
     also its first Pod that is not ready with that Pod's latest event, and, given the nodes of O(expect) as names, the nodes
@@ -86,8 +99,6 @@ options:
     type: str
 seealso:
   - module: kubernetes.core.k8s_info
-  - plugin: aiinfra.gpudirect.k8s_verdict
-    plugin_type: filter
 """
 
 EXAMPLES = r"""

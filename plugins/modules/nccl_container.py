@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 ---
 module: nccl_container
 short_description: Run the NCCL test container of the Compute Engine manual on a Container-Optimized OS host
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Starts or removes the container the Compute Engine manual runs the nccl-tests benchmark in, exactly as its
     C(docker run) gives it, from the collection's catalog -- for GPUDirect-TCPXO the C(nccl) container

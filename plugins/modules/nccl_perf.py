@@ -12,10 +12,10 @@ version_added: 0.1.0
 description:
   - Runs an nccl-tests benchmark and returns every result it printed, parsed, with a verdict that
     says pass or fail and why, from the machine type's thresholds in the collection's catalog.
-  - "O(mode=gce): the seed manual's flow on Compute Engine: inside the running NCCL test container (which
+  - "O(mode=gce): the vendor manual's flow on Compute Engine: inside the running NCCL test container (which
     M(aiinfra.gpudirect.nccl_container) starts) it runs C(/scripts/init_ssh.sh), C(/scripts/gen_hostfiles.sh) and the
     per-technology run script (C(run-nccl-tcpxo.sh) for GPUDirect-TCPXO, C(run-allgather.sh) for GPUDirect-TCPX) with the
-    seed's arguments, as C(docker exec) does, through the Docker Engine API on O(docker_socket)."
+    guide's arguments, as C(docker exec) does, through the Docker Engine API on O(docker_socket)."
   - "O(mode=local): runs an nccl-tests binary installed on the host (for example C(all_gather_perf))
     with C(-b/-e/-f/-g/-n/-w/-c), an optional launcher (C(mpirun ...)) and environment."
   - "O(mode=parse): parses output gathered elsewhere (O(output) text or a file at O(path)), such as
@@ -55,7 +55,7 @@ options:
     type: str
   collective:
     description:
-      - The collective the output holds when the output does not name it (the seeds' scripts print only
+      - The collective the output holds when the output does not name it (the guides' scripts print only
         the table). A name printed in the output always wins. In O(mode=local) the binary's name is used.
     type: str
   thresholds:
@@ -98,7 +98,7 @@ options:
     default: /var/run/docker.sock
   test_command:
     description:
-      - Replaces the seed's run command in O(mode=gce) (for example other sizes or another collective).
+      - Replaces the guide's run command in O(mode=gce) (for example other sizes or another collective).
       - The alias C(command) is the option's name in the P(aiinfra.gpudirect.nccl_test#role) role's variable C(nccl_test_command).
     type: str
     aliases: [command]
@@ -190,7 +190,7 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Run the seed's GPUDirect-TCPXO all_gather test between two A3 Mega VMs
+- name: Run the guide's GPUDirect-TCPXO all_gather test between two A3 Mega VMs
   aiinfra.gpudirect.nccl_perf:
     mode: gce
     machine_type: a3-megagpu-8g
@@ -358,7 +358,7 @@ def run_with_timeout(module, command, env, timeout):
 
 
 def exec_in_container(module, technology):
-    """Seed 000's test in the NCCL test container, as ``docker exec`` runs it: (rc or None when stopped, output, timed_out)."""
+    """The Compute Engine GPUDirect guide's test in the NCCL test container, as ``docker exec`` runs it: (rc or None when stopped, output, timed_out)."""
     container, argv = nccl_command.gce_exec(module.params, technology)
     client = docker_api.DockerClient(module.params['docker_socket'])
     try:

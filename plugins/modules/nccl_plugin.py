@@ -283,7 +283,7 @@ def read_text(path):
 
 
 def nccl_profile_env(technology, logging):
-    # The manual's "## required" set (seed 003) is the one documented for workloads; the GCE env of
+    # The manual's "## required" set (Google's GKE GPUDirect-TCPX/TCPXO guide) is the one documented for workloads; the GCE env of
     # the catalog's host-stack NCCL env is only the NCCL test container's own environment.
     return gke.nccl_env(technology, debug=logging)
 

@@ -37,8 +37,7 @@ options:
     required: true
   link_gbps:
     description:
-      - The link rate in Gb/s (for example C(ibstat)'s C(Rate), through the P(aiinfra.gpudirect.perftest_link_rate#filter)
-        filter).
+      - The link rate in Gb/s (for example the C(Rate) line of C(ibstat)'s output).
       - Without it, the catalog's default rate (200 Gb/s).
     type: float
   threshold_fraction:
@@ -72,7 +71,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 verdict:
-  description: The verdict, as the P(aiinfra.gpudirect.perftest_verdict#filter) filter computes it.
+  description: The verdict (PASS when the BW average reaches O(threshold_fraction) of the link rate).
   returned: always
   type: dict
   sample:

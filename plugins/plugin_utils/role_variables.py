@@ -5,7 +5,8 @@
 gpudirect_plan's action calls ``resolve`` for each role its task names: the role's own argument spec
 (``roles/ROLE/meta/argument_specs.yml``, the entry points the playbook calls), the role variables the user set
 (extra vars, inventory, play vars: every variable of the task whose name starts with ``ROLE_``) and what is wrong
-with them that only the controller can see: a name the role does not have (a misspelling runs with the default and
+with them that only the controller can see: a plot asked for (a ``ROLE_..._plot`` variable) without matplotlib, which only
+the plots need, on the controller; a name the role does not have (a misspelling runs with the default and
 builds something else) and a value that contradicts what the playbook derives from its own variables (``sources``:
 an extra var wins over the playbook's ``include_role`` vars, so the role would act on another pool, cluster or
 technology than the one the playbook built). Other variables the playbook gives are defaults a user may override.
@@ -23,6 +24,10 @@ import os
 import re
 
 import yaml
+
+from ansible.module_utils.parsing.convert_bool import boolean
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.report_dir import matplotlib_import_error
 
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'roles')
 HIDDEN = 'VALUE_SPECIFIED_IN_NO_LOG_PARAMETER'   # what ansible-core writes for a no_log value
@@ -101,6 +106,9 @@ def resolve(entry, task_vars, template):
                             '%s unset and set %s instead' % (name, _shown(value, secret), _shown(playbook_vars.get(name), secret),
                                                              role, sources[name], name, sources[name]))
             continue
+        if name.endswith('_plot') and boolean(value, strict=False) and matplotlib_import_error():
+            problems.append('%s: a plot needs matplotlib on the controller, which is not installed there; install it '
+                            '(pip install "matplotlib>=3.9,<4") or leave %s false' % (name, name))
         given[name] = HIDDEN if secret else value
     shown_vars = {name: HIDDEN if (spec.get(name) or {}).get('no_log') else value for name, value in playbook_vars.items()}
     return dict(entry, vars=shown_vars, resolved={'argument_spec': spec, 'given': given, 'problems': problems})

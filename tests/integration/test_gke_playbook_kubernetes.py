@@ -116,7 +116,7 @@ def test_the_kubernetes_objects_are_applied_while_the_node_pool_is_created(live,
     ready = re.search(r'\nDaemonSets ([\w, -]+) on the 2 GPU nodes: ready', first.stdout)
     assert ready and sorted(ready.group(1).split(', ')) == sorted(DAEMONSETS), first.stdout[-4000:]
     assert '8 additional networks' in first.stdout
-    assert "TASK [aiinfra.gpudirect.gke_gpudirect : Render the seed's NCCL test workload" not in first.stdout, first.stdout[-4000:]
+    assert "TASK [aiinfra.gpudirect.gke_gpudirect : Render the NCCL test workload" not in first.stdout, first.stdout[-4000:]
     kube = live.kube.cluster(CLUSTER_KEY)
     assert sorted(n['metadata']['name'] for n in kube.store.list('networks.networking.gke.io')
                   if n['metadata']['name'].startswith('vpc')) == ['vpc%d' % n for n in range(1, 9)]

@@ -136,10 +136,14 @@ def test_bad_baseline_names_the_field(tmp_path):
 # The playbook, as users run it
 # ---------------------------------------------------------------------------------------------
 
-def playbook(tmp_path, log, *extra):
+def playbook(tmp_path, log, *extra, without_matplotlib=False):
     binary = shutil.which('ansible-playbook', path=os.path.dirname(sys.executable)) or shutil.which('ansible-playbook')
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_LOCALHOST_WARNING='false',
                ANSIBLE_INVENTORY_UNPARSED_WARNING='false', ANSIBLE_NOCOLOR='1', ANSIBLE_LOCAL_TEMP=str(tmp_path / 'tmp'))
+    if without_matplotlib:   # a controller without matplotlib: a module of that name ahead of site-packages that fails to import
+        (tmp_path / 'no-matplotlib').mkdir()
+        (tmp_path / 'no-matplotlib' / 'matplotlib.py').write_text('raise ImportError("No module named matplotlib")\n')
+        env['PYTHONPATH'] = os.pathsep.join([str(tmp_path / 'no-matplotlib'), env.get('PYTHONPATH', '')])
     command = [binary, PLAYBOOK, '-e', 'nccl_test_mode=parse', '-e', 'nccl_test_log=%s' % os.path.join(FIXTURES, log),
                '-e', 'nccl_test_report_dir=%s' % (tmp_path / 'report')] + list(extra)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -170,7 +174,23 @@ def test_playbook_passes_on_the_seed_tcpx_sample(tmp_path):
 
 def test_playbook_can_be_told_not_to_fail(tmp_path):
     run = playbook(tmp_path, 'current_socket_fallback_a3mega.txt', '-e', 'nccl_test_machine_type=a3-megagpu-8g',
-                   '-e', '{"nccl_test_fail_on_verdict": false}')
+                   '-e', '{"nccl_test_fail_on_verdict": false, "nccl_test_plot": true}')
     assert run.returncode == 0, run.stdout + run.stderr
     assert 'NCCL used Socket, not GPUDirect-TCPXO (FasTrak)' in run.stdout
     assert (tmp_path / 'report' / 'busbw.png').exists()
+
+
+def test_matplotlib_is_needed_only_when_a_plot_is_asked_for(tmp_path):
+    """Without matplotlib on the controller, the playbook runs and writes its report without the plot (the default);
+    asked for a plot, it stops at its plan step, before anything is run, naming the variable and the way out."""
+    run = playbook(tmp_path, 'seed003_tcpx_all_gather.txt', '-e', 'nccl_test_machine_type=a3-highgpu-8g', without_matplotlib=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert sorted(path.name for path in (tmp_path / 'report').iterdir()) == ['junit.xml', 'report.json', 'summary.md']
+    asked = tmp_path / 'asked'
+    asked.mkdir()
+    run = playbook(asked, 'seed003_tcpx_all_gather.txt', '-e', 'nccl_test_machine_type=a3-highgpu-8g', '-e', '{"nccl_test_plot": true}',
+                   without_matplotlib=True)
+    assert run.returncode != 0
+    assert ('nccl_test_plot: a plot needs matplotlib on the controller, which is not installed there; install it (pip install '
+            '"matplotlib>=3.9,<4") or leave nccl_test_plot false') in run.stdout, run.stdout[-3000:]
+    assert not (asked / 'report').exists()

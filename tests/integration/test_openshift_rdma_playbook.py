@@ -58,7 +58,8 @@ class OpenShift:
         if core is None:
             pytest.skip('kubernetes.core is not installed beside the collection (scripts/test build installs it)')
         extra_vars = {'openshift_rdma_kubeconfig': self.kubeconfig, 'openshift_rdma_poll_seconds': POLL_SECONDS,
-                      'openshift_rdma_report_dir': str(self.report_dir), 'ansible_python_interpreter': sys.executable}
+                      'openshift_rdma_report_dir': str(self.report_dir), 'openshift_rdma_plot': True,
+                      'ansible_python_interpreter': sys.executable}
         extra_vars.update(extra or {})
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.pathsep.join(dict.fromkeys([collections_path(), core])),
                    ANSIBLE_NOCOLOR='1', ANSIBLE_LOCALHOST_WARNING='False', ANSIBLE_INVENTORY_UNPARSED_WARNING='False',

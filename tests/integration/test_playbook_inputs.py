@@ -110,7 +110,7 @@ CASES = [
     # seed 000's image: cos-121-lts or later, and Container-Optimized OS for the host stage (issue 24 item 6: both were
     # accepted, the VMs created, and the host stage failed after)
     ('image-family-older-cos', {'gce_instances_image_family': 'cos-117-lts'},
-     "gce_instances_image_family: cos-117-lts is older than seed 000's floor cos-121-lts"),
+     "gce_instances_image_family: cos-117-lts is older than cos-121-lts, the oldest family Google's Compute Engine GPUDirect guide allows"),
     ('image-not-cos-with-host-stage', {'gce_instances_image_project': 'ubuntu-os-cloud', 'gce_instances_image_family': 'ubuntu-2204-lts'},
      'gce_instances_image_project: ubuntu-os-cloud is not Container-Optimized OS, which the host stage (cos_host_prep) prepares; '
      'leave it unset for cos-cloud/cos-121-lts, or skip the host stage (--skip-tags host)'),

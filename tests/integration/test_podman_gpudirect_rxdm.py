@@ -53,7 +53,7 @@ def test_start_rerun_drift_check_mode_and_remove(engine):
     started = rxdm()
     assert started['changed'] and started['ready']
     assert 'Rx Rule Manager server(s) started' in started['ready_line']
-    assert started['version_pair']['name'] == 'seed-000'
+    assert started['version_pair']['name'] == 'compute-engine-guide'
 
     again = rxdm()
     assert not again['changed'] and again['container_id'] == started['container_id']

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # Compute Engine facts for GPUDirect VMs: boot image, instance defaults, provisioning models and
-# the network layout (management VPC + one VPC per data NIC). Sources: seed 000 (see families.py).
+# the network layout (management VPC + one VPC per data NIC). Sources: Google's Compute Engine GPUDirect guide (see families.py).
 #
 # Standard library only (imported on the controller; families.py imports the image defaults).
 #
@@ -17,7 +17,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import In
 
 
 # ---------------------------------------------------------------------------------------------
-# Compute Engine instance defaults (seed 000, "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" and
+# Compute Engine instance defaults (Google's Compute Engine GPUDirect guide, "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" and
 # "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）", every gcloud command)
 # ---------------------------------------------------------------------------------------------
 
@@ -37,35 +37,37 @@ def carries_mark(labels):
 
 
 COS_IMAGE_FAMILY = 'cos-121-lts'
-# seed 000: ``--image-family=cos-121-lts`` ("cos-121-lts 以降" -- this family or later).
+# Google's Compute Engine GPUDirect guide: ``--image-family=cos-121-lts`` ("cos-121-lts 以降" -- this family or later).
 COS_LTS_FAMILY = re.compile(r'^cos-(?:arm64-)?(\d+)-lts$')
 COS_IMAGE_PROJECT = 'cos-cloud'
-# seed 000: ``--image-project=cos-cloud``.
+# Google's Compute Engine GPUDirect guide: ``--image-project=cos-cloud``.
 
 
 def check_cos_image_family(image_family, field='image_family'):
-    """Refuse a COS LTS family older than seed 000's floor (cos-121-lts, "this family or later"); other families pass
+    """Refuse a COS LTS family older than the Compute Engine GPUDirect guide's floor (cos-121-lts, "this family or later"); other families pass
     here (whether a host stage needs COS at all is the plan step's question)."""
     found = COS_LTS_FAMILY.match(image_family or '')
     floor = int(COS_LTS_FAMILY.match(COS_IMAGE_FAMILY).group(1))
     if found and int(found.group(1)) < floor:
-        raise InputError('%s: %s is older than seed 000\'s floor %s ("%s 以降": that family or later); give %s or a later LTS '
-                         'family, or leave it unset' % (field, image_family, COS_IMAGE_FAMILY, COS_IMAGE_FAMILY, COS_IMAGE_FAMILY))
+        raise InputError('%s: %s is older than %s, the oldest family Google\'s Compute Engine GPUDirect guide allows ("%s or '
+                         'later"); give %s or a later LTS family, or leave it unset'
+                         % (field, image_family, COS_IMAGE_FAMILY, COS_IMAGE_FAMILY, COS_IMAGE_FAMILY))
     return image_family
 
 
 GCE_METADATA = (('cos-update-strategy', 'update_disabled'),)
-# seed 000: ``--metadata=cos-update-strategy=update_disabled``.
+# Google's Compute Engine GPUDirect guide: ``--metadata=cos-update-strategy=update_disabled``.
 GCE_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)
-# seed 000: ``--scopes=https://www.googleapis.com/auth/cloud-platform`` (also seed 003 node pools).
+# Google's Compute Engine GPUDirect guide: ``--scopes=https://www.googleapis.com/auth/cloud-platform`` (also the node
+# pools of Google's GKE GPUDirect-TCPX/TCPXO guide).
 ON_HOST_MAINTENANCE = 'TERMINATE'
-# seed 000: ``--maintenance-policy=TERMINATE``.
+# Google's Compute Engine GPUDirect guide: ``--maintenance-policy=TERMINATE``.
 AUTOMATIC_RESTART = True
-# seed 000: ``--restart-on-failure``.
+# Google's Compute Engine GPUDirect guide: ``--restart-on-failure``.
 MGMT_NIC_EXTERNAL_ADDRESS = True
-# seed 000: the management ``--network-interface`` has an address, data NICs say ``no-address``.
+# Google's Compute Engine GPUDirect guide: the management ``--network-interface`` has an address, data NICs say ``no-address``.
 DATA_NIC_EXTERNAL_ADDRESS = False
-# seed 000: every data ``--network-interface`` ends in ``no-address``.
+# Google's Compute Engine GPUDirect guide: every data ``--network-interface`` ends in ``no-address``.
 
 STANDARD = 'STANDARD'
 SPOT = 'SPOT'
@@ -75,10 +77,10 @@ RESERVATION_BOUND = 'RESERVATION_BOUND'
 
 @dataclass(frozen=True)
 class ProvisioningModel:
-    """What a provisioning model needs on ``instances.insert`` (seed 000, tabs 標準 / スポット /
+    """What a provisioning model needs on ``instances.insert`` (Google's Compute Engine GPUDirect guide, tabs 標準 / スポット /
     Flex Start / 予約で制限 under each "インスタンスを作成する" section).
 
-    ``STANDARD`` is the API default: the seed's 標準 tab passes no ``--provisioning-model``.
+    ``STANDARD`` is the API default: the guide's 標準 tab passes no ``--provisioning-model``.
     """
 
     name: str
@@ -98,15 +100,15 @@ PROVISIONING_MODELS = MappingProxyType({
                                          reservation_affinity='specific', reservation_required=True),
 })
 TERMINATION_ACTIONS = ('STOP', 'DELETE')
-# seed 000: TERMINATION_ACTION is ``STOP`` or ``DELETE``.
+# Google's Compute Engine GPUDirect guide: TERMINATION_ACTION is ``STOP`` or ``DELETE``.
 MAX_RUN_DURATION_RANGE = ('10m', '7d')
-# seed 000 Flex Start: RUN_DURATION "10 分～7 日".
+# Google's Compute Engine GPUDirect guide Flex Start: RUN_DURATION "10 分～7 日".
 REQUEST_VALID_FOR_DURATION_RANGE = ('90s', '2h')
-# seed 000 Flex Start: VALID_FOR_DURATION 90s-2h for one zone, or ``0s`` for any zone of the region.
+# Google's Compute Engine GPUDirect guide Flex Start: VALID_FOR_DURATION 90s-2h for one zone, or ``0s`` for any zone of the region.
 REQUEST_VALID_FOR_DURATION_ANY_ZONE = '0s'
 
 # ---------------------------------------------------------------------------------------------
-# Compute Engine network layout (seed 000, "VPC ネットワークを設定する")
+# Compute Engine network layout (Google's Compute Engine GPUDirect guide, "VPC ネットワークを設定する")
 # ---------------------------------------------------------------------------------------------
 
 GCE_NETWORK = MappingProxyType({
@@ -127,7 +129,7 @@ GCE_NETWORK = MappingProxyType({
     'ping_rules': 'icmp',
     'ping_source_range': '0.0.0.0/0',
 })
-# Names are ``str.format`` patterns (``prefix``, ``n`` from 1); seed 000 "管理ネットワーク、サブネット、
+# Names are ``str.format`` patterns (``prefix``, ``n`` from 1); Google's Compute Engine GPUDirect guide "管理ネットワーク、サブネット、
 # ファイアウォールルールを作成する" and "データネットワーク、サブネット、ファイアウォールルールを作成する".
 # The SSH rule's source range is the user's (SSH_SOURCE_IP_RANGE) and has no default.
 
@@ -145,7 +147,7 @@ def network_interfaces(prefix, data_nic_count):
 
 
 def data_subnet_ranges(data_nic_count):
-    """The seed's data subnet ranges, 192.168.1.0/24 .. 192.168.N.0/24."""
+    """The guide's data subnet ranges, 192.168.1.0/24 .. 192.168.N.0/24."""
     return [GCE_NETWORK['data_subnet_range'].format(n=n) for n in range(1, data_nic_count + 1)]
 
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 # platform-specific facts live beside this file: compute.py (Compute Engine instances and networks),
 # host_stacks.py (Container-Optimized OS hosts: driver, RxDM, NCCL plugin), gke.py and openshift.py.
 #
-# Sources (the seed manuals are copied into tests/unit/seeds/ and the unit tests check every
+# Sources (the vendor manuals are copied into tests/unit/seeds/ and the unit tests check every
 # string below against them):
 #
-# * seed 000 -- Compute Engine, "GPUDirect を有効にして A3 Mega、A3 High、または A3 Edge
+# * Google's Compute Engine GPUDirect guide -- Compute Engine, "GPUDirect を有効にして A3 Mega、A3 High、または A3 Edge
 #   インスタンスを作成する" (Japanese).
-# * seed 001 -- GKE, "自動 NCCL インストーラを使用して GPUDirect RDMA を構成する" (Japanese).
-# * seed 003 -- GKE, "Maximiza el ancho de banda de red de la GPU con GPUDirect y redes
+# * Google's GKE GPUDirect RDMA guide -- GKE, "自動 NCCL インストーラを使用して GPUDirect RDMA を構成する" (Japanese).
+# * Google's GKE GPUDirect-TCPX/TCPXO guide -- GKE, "Maximiza el ancho de banda de red de la GPU con GPUDirect y redes
 #   múltiples" (Spanish).
-# * seed 004 -- OpenShift, "第5章 NVIDIA GPUDirect Remote Direct Memory Access (RDMA)" (Japanese).
+# * Red Hat's GPUDirect RDMA chapter -- OpenShift, "第5章 NVIDIA GPUDirect Remote Direct Memory Access (RDMA)" (Japanese).
 # * design.md / references.md -- facts from the vendors' public repositories (public known-good
 #   version pairs, OLM package names). These are marked ``source=...`` and checked against a
 #   documented table in the tests, never against a seed.
@@ -41,11 +41,11 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import In
 # ---------------------------------------------------------------------------------------------
 
 TCPXO = 'TCPXO'
-# GPUDirect-TCPXO, A3 Mega (seed 000 intro; seed 003 "Funciones y capacidades ...").
+# GPUDirect-TCPXO, A3 Mega (Google's Compute Engine GPUDirect guide intro; Google's GKE GPUDirect-TCPX/TCPXO guide "Funciones y capacidades ...").
 TCPX = 'TCPX'
-# GPUDirect-TCPX, A3 High and A3 Edge (seed 000 intro; seed 003).
+# GPUDirect-TCPX, A3 High and A3 Edge (Google's Compute Engine GPUDirect guide intro; Google's GKE GPUDirect-TCPX/TCPXO guide).
 RDMA = 'RDMA'
-# GPUDirect RDMA over RoCE on CX7 NICs, A3 Ultra and A4 (seed 001 intro).
+# GPUDirect RDMA over RoCE on CX7 NICs, A3 Ultra and A4 (Google's GKE GPUDirect RDMA guide intro).
 TECHNOLOGIES = (TCPXO, TCPX, RDMA)
 
 GCE = 'gce'
@@ -53,17 +53,17 @@ GKE = 'gke'
 PLATFORMS = (GCE, GKE)
 
 GVNIC = 'GVNIC'
-# Compute API nicType for Google Virtual NIC (seed 000 ``nic-type=GVNIC``).
+# Compute API nicType for Google Virtual NIC (Google's Compute Engine GPUDirect guide ``nic-type=GVNIC``).
 MRDMA = 'MRDMA'
-# Compute API nicType of the CX7 RDMA NICs; GKE's DRA device class is ``mrdma.google.com`` (seed 001).
+# Compute API nicType of the CX7 RDMA NICs; GKE's DRA device class is ``mrdma.google.com`` (Google's GKE GPUDirect RDMA guide).
 
 MIN_NVIDIA_DRIVER = 535
-# seed 003 "Requisitos": NVIDIA driver 535 or later (GKE ``gpu-driver-version=LATEST``); the NCCL
+# Google's GKE GPUDirect-TCPX/TCPXO guide "Requirements": NVIDIA driver 535 or later (GKE ``gpu-driver-version=LATEST``); the NCCL
 # preflight checks the same floor on Compute Engine hosts.
 
 # The NCCL network (``NCCL INFO Using network NAME``) that proves each technology carries the traffic:
-# TCPX, seed 000's success line ``NET/GPUDirectTCPX``; TCPXO, the FasTrak plugin (the NCCL_FASTRAK_*
-# environment of seed 003); RDMA, the gIB plugin of seed 001's NCCL/gIB installer, or NCCL's own IB verbs.
+# TCPX, the Compute Engine GPUDirect guide's success line ``NET/GPUDirectTCPX``; TCPXO, the FasTrak plugin (the NCCL_FASTRAK_*
+# environment of Google's GKE GPUDirect-TCPX/TCPXO guide); RDMA, the gIB plugin of the GKE GPUDirect RDMA guide's NCCL/gIB installer, or NCCL's own IB verbs.
 NCCL_NETWORKS = MappingProxyType({
     TCPXO: ('FasTrak',),
     TCPX: ('GPUDirectTCPX',),
@@ -218,13 +218,13 @@ _RDMA_GKE = dict(
     platforms=(GKE,), vcpus=None, memory_gb=None, management_nic_count=2, data_nic_count=8,
     data_nic_type=MRDMA, data_interface_names=(), mtu=8896,
     provisioning_models=None, image_family=None, image_project=None, metadata=None, scopes=None,
-    # seed 001: GPU-to-GPU traffic over 3.2 Tbps of CX7 RoCE NICs, 8 data NICs: 400 Gb/s each.
+    # Google's GKE GPUDirect RDMA guide: GPU-to-GPU traffic over 3.2 Tbps of CX7 RoCE NICs, 8 data NICs: 400 Gb/s each.
     nic_bandwidth_gbps=400,
 )
 
 FAMILIES = MappingProxyType({
-    # seed 000 intro + "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" (9 gVNICs: 1 mgmt + 8 data, four
-    # provisioning tabs); seed 003 node pool (--accelerator=type=nvidia-h100-mega-80gb) and
+    # Google's Compute Engine GPUDirect guide intro + "A3 Mega インスタンスを作成する（GPUDirect-TCPXO）" (9 gVNICs: 1 mgmt + 8 data, four
+    # provisioning tabs); Google's GKE GPUDirect-TCPX/TCPXO guide node pool (--accelerator=type=nvidia-h100-mega-80gb) and
     # "Supercomputadoras" (up to 8 secondary NICs of 200 Gbps).
     'a3-megagpu-8g': Family(
         machine_type='a3-megagpu-8g', series='A3 Mega', technology=TCPXO, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-mega-80gb',
@@ -232,40 +232,40 @@ FAMILIES = MappingProxyType({
         data_nic_count=8, data_interface_names=eth_names(8),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND),
         nccl_references=(A3_MEGA_ALL_GATHER,), **_A3_GCE),
-    # seed 000 "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）" (1 + 4 gVNICs, driver
-    # 1.4.0rc3+); seed 003 node pool (--accelerator=type=nvidia-h100-80gb).
+    # Google's Compute Engine GPUDirect guide "A3 High インスタンスと Edge インスタンスを作成する（GPUDirect-TCPX）" (1 + 4 gVNICs, driver
+    # 1.4.0rc3+); Google's GKE GPUDirect-TCPX/TCPXO guide node pool (--accelerator=type=nvidia-h100-80gb).
     'a3-highgpu-8g': Family(
         machine_type='a3-highgpu-8g', series='A3 High', technology=TCPX, platforms=(GCE, GKE), gke_accelerator='nvidia-h100-80gb',
         gpu_quota_metric='NVIDIA_H100_GPUS',
         data_nic_count=4, data_interface_names=eth_names(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
         nccl_references=(A3_HIGH_ALL_GATHER,), **_A3_GCE),
-    # Same section of seed 000. Provisioning models: seed 000's 予約で制限 tab says "予約型プロビジョニングモデル
+    # Same section of Google's Compute Engine GPUDirect guide. Provisioning models: its 予約で制限 tab says "予約型プロビジョニングモデル
     # では、a3-edgegpu-8g マシンタイプはサポートされていません", but Google's current page,
     # https://docs.cloud.google.com/compute/docs/instances/about-reservation-bound-instances ("A4X Max, A4X, A4,
     # A3 Ultra, A3 Mega, A3 High with 8 GPUs, A3 Edge, and H4D instances"), lists A3 Edge (the test sandbox,
     # tests/sandbox/rules.py, follows that page). The two disagree, so RESERVATION_BOUND is disputed: refused unless
     # the user accepts it (gce_gpudirect_instance's accept_disputed_provisioning_model).
-    # Seed 003 covers A3 High/Mega only: no GKE accelerator, GCE only.
+    # Google's GKE GPUDirect-TCPX/TCPXO guide covers A3 High/Mega only: no GKE accelerator, GCE only.
     # NCCL reference: no source publishes an A3 Edge run; derived from A3 High's (the same TCPX stack and 4 x 200 Gb/s NICs).
     'a3-edgegpu-8g': Family(
         machine_type='a3-edgegpu-8g', series='A3 Edge', technology=TCPX, gke_accelerator=None,
         gpu_quota_metric='NVIDIA_H100_GPUS',
         data_nic_count=4, data_interface_names=eth_names(4),
         provisioning_models=(STANDARD, SPOT, FLEX_START, RESERVATION_BOUND), min_gvnic_driver='1.4.0rc3',
-        disputed_provisioning_models=((RESERVATION_BOUND, "the Compute Engine manual (seed 000) says a3-edgegpu-8g does not support "
+        disputed_provisioning_models=((RESERVATION_BOUND, "Google's Compute Engine GPUDirect guide says a3-edgegpu-8g does not support "
                                        "it; Google's page on reservation-bound instances lists A3 Edge"),),
         nccl_references=(replace(A3_HIGH_ALL_GATHER, derived_from=('a3-highgpu-8g (the same GPUDirect-TCPX stack and '
                                                                    '4 x 200 Gb/s data NICs; no source publishes an A3 Edge run)')),),
         platforms=(GCE,), **_A3_GCE),
-    # seed 001: CX7 RoCE, 3.2 Tbps; nvidia-h200-141gb; node pool with 1 extra gVNIC network + 8 RDMA
-    # subnets ("高度な構成"); Terraform example: local_ssd_count = 32 for a3-ultragpu-8g. GKE only.
+    # Google's GKE GPUDirect RDMA guide: CX7 RoCE, 3.2 Tbps; nvidia-h200-141gb; node pool with 1 extra gVNIC network + 8 RDMA
+    # subnets ("Advanced configuration"); Terraform example: local_ssd_count = 32 for a3-ultragpu-8g. GKE only.
     'a3-ultragpu-8g': Family(
         machine_type='a3-ultragpu-8g', series='A3 Ultra', technology=RDMA, gke_accelerator='nvidia-h200-141gb',
         gpu_quota_metric='NVIDIA_H200_GPUS',
         gpu_model='NVIDIA H200', gpu_count=8, gpu_memory_gb=141, local_ssd_count=32,
         nccl_references=(A3_ULTRA_ALL_GATHER,), **_RDMA_GKE),
-    # seed 001 as above; nvidia-b200. No source gives B200 memory per GPU. NCCL reference: cluster-toolkit's A4
+    # Google's GKE GPUDirect RDMA guide as above; nvidia-b200. No source gives B200 memory per GPU. NCCL reference: cluster-toolkit's A4
     # examples print XXX.XX in place of their busbw figures, so A3 Ultra's curve, derived (the same 8 x 400 Gb/s CX7
     # RoCE NICs and GPUDirect RDMA stack; B200's faster NVLink can only raise the figure, so the bar stays a floor).
     'a4-highgpu-8g': Family(
@@ -318,8 +318,8 @@ def families_for_technology(technology):
 
 DEFAULT_NODE_COUNT = 2
 # Nodes (VMs, or GPU nodes per zone of a new GKE pool) the playbooks make when no count is given: the two hosts
-# of the seeds' NCCL all_gather test (seed 000 and seed 003 run it between two hosts, seed 001 between
-# nccl-host-1 and nccl-host-2).
+# of the guides' NCCL all_gather test (Google's Compute Engine GPUDirect guide and its GKE GPUDirect-TCPX/TCPXO guide run
+# it between two hosts, its GKE GPUDirect RDMA guide between nccl-host-1 and nccl-host-2).
 
 GCE_MACHINE_TYPES = tuple(name for name, family in FAMILIES.items() if GCE in family.platforms)
 # The machine types the Compute Engine path (modules, roles, playbooks) accepts, in catalog order;

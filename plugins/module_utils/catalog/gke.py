@@ -2,10 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
-# GKE facts for GPUDirect node pools: TCPXO / TCPX (seed 003) and RDMA (seed 001): networks,
+# GKE facts for GPUDirect node pools: TCPXO / TCPX (Google's GKE GPUDirect-TCPX/TCPXO guide) and RDMA (Google's GKE GPUDirect RDMA guide): networks,
 # cluster and node-pool flags, DaemonSets, pod annotations, NCCL environments, version floors.
 # The GKE modules (gke_gpudirect_cluster, gke_gpudirect_node_pool) use them; they are checked against
-# the seeds by tests/unit/plugins/module_utils/catalog/test_gke.py.
+# the guides by tests/unit/plugins/module_utils/catalog/test_gke.py.
 #
 
 import re
@@ -20,11 +20,11 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_sta
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 # ---------------------------------------------------------------------------------------------
-# GKE facts for TCPXO / TCPX (seed 003)
+# GKE facts for TCPXO / TCPX (Google's GKE GPUDirect-TCPX/TCPXO guide)
 # ---------------------------------------------------------------------------------------------
 
 GKE_NETWORK_API_VERSION = 'networking.gke.io/v1'
-# seed 003 "Crea el entorno de GKE": Network (type Device) + GKENetworkParamSet (deviceMode NetDevice).
+# Google's GKE GPUDirect-TCPX/TCPXO guide "Crea el entorno de GKE": Network (type Device) + GKENetworkParamSet (deviceMode NetDevice).
 GKE_NETWORK_TYPE = 'Device'
 GKE_NETWORK_DEVICE_MODE = 'NetDevice'
 GKE_NETWORK_NAME = 'vpc{n}'
@@ -37,19 +37,19 @@ GKE_VPC_LAYOUT = MappingProxyType({
     'subnet_range_example': '192.168.{n}.0/24',
     'source_range_example': '192.168.0.0/16',
 })
-# seed 003 "Crea VPC y subredes" (the seed's prefix is PROJECT_ID; the node pool example uses PREFIX).
+# Google's GKE GPUDirect-TCPX/TCPXO guide "Create VPCs and subnets" (the guide's prefix is PROJECT_ID; the node pool example uses PREFIX).
 
 GKE_CLUSTER_FLAGS = ('--enable-dataplane-v2', '--enable-ip-alias', '--enable-multi-networking', '--no-enable-autoupgrade')
-# seed 003 cluster create (both tabs). Multi-networking can only be enabled at cluster creation:
-GKE_MULTI_NETWORKING_AT_CREATION = ('an existing cluster cannot be updated to use multi-networking (seed 003: "No puedes actualizar '
+# Google's GKE GPUDirect-TCPX/TCPXO guide cluster create (both tabs). Multi-networking can only be enabled at cluster creation:
+GKE_MULTI_NETWORKING_AT_CREATION = ('an existing cluster cannot be updated to use multi-networking (Google's GKE GPUDirect-TCPX/TCPXO guide: "No puedes actualizar '
                                     'un clúster existente para usar redes múltiples")')
 GKE_NODE_POOL_FLAGS = ('--enable-gvnic', '--no-enable-autoupgrade')
 GKE_GPU_DRIVER_VERSION = 'LATEST'
-# seed 003 ``gpu-driver-version=LATEST``; requirements: NVIDIA driver 535 or later.
-# seed 003 node pool create, optional: `--host-maintenance-interval=PERIODIC` (with `gcloud beta`); the Container API's
+# Google's GKE GPUDirect-TCPX/TCPXO guide ``gpu-driver-version=LATEST``; requirements: NVIDIA driver 535 or later.
+# Google's GKE GPUDirect-TCPX/TCPXO guide node pool create, optional: `--host-maintenance-interval=PERIODIC` (with `gcloud beta`); the Container API's
 # NodeConfig.hostMaintenancePolicy.maintenanceInterval (v1beta1 only; enum AS_NEEDED, PERIODIC).
 GKE_HOST_MAINTENANCE_INTERVALS = ('AS_NEEDED', 'PERIODIC')
-GKE_NO_FAST_SOCKET = 'no NCCL FastSocket (seed 003: "No puedes usar NCCL FastSocket")'
+GKE_NO_FAST_SOCKET = 'no NCCL FastSocket (Google's GKE GPUDirect-TCPX/TCPXO guide: "No puedes usar NCCL FastSocket")'
 GKE_REQUIREMENTS = (
     'Dataplane V2 (--enable-dataplane-v2)',
     'Container-Optimized OS node image (no Ubuntu / Windows)',
@@ -58,21 +58,21 @@ GKE_REQUIREMENTS = (
     GKE_NO_FAST_SOCKET,
     'one Pod per node uses all GPUs and all secondary NICs',
 )
-# seed 003 "Requisitos" and "Limitaciones".
+# Google's GKE GPUDirect-TCPX/TCPXO guide "Requirements" and "Limitations".
 
 GKE_LIB_HOST_DIR = '/home/kubernetes/bin/nvidia/lib64'
-# seed 003: the installers store NCCL and the plugin there; GKE mounts it at /usr/local/nvidia/lib64.
+# Google's GKE GPUDirect-TCPX/TCPXO guide: the installers store NCCL and the plugin there; GKE mounts it at /usr/local/nvidia/lib64.
 GKE_LIB_CONTAINER_DIR = '/usr/local/nvidia/lib64'
 GKE_SHARED_MEMORY = ('shared-memory', '/dev/shm', 'Memory')
-# Name, mount path and emptyDir medium of the Pods' /dev/shm: seed 001's test Pods (sizeLimit in
-# GKE_RDMA['shared_memory']) and the TCPXO test Pods seed 003 applies (nccl-test-latest.yaml) mount a
+# Name, mount path and emptyDir medium of the Pods' /dev/shm: the GKE GPUDirect RDMA guide's test Pods (sizeLimit in
+# GKE_RDMA['shared_memory']) and the TCPXO test Pods Google's GKE GPUDirect-TCPX/TCPXO guide applies (nccl-test-latest.yaml) mount a
 # memory-backed emptyDir named so; NCCL's shared-memory transport needs more than the default 64 MiB.
 GKE_MANIFEST_BASE = 'https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master'
 
 
 @dataclass(frozen=True)
 class DaemonSetRef:
-    """A vendor DaemonSet that seed 003 applies from GitHub, and how the seed checks its pods."""
+    """A vendor DaemonSet that Google's GKE GPUDirect-TCPX/TCPXO guide applies from GitHub, and how the seed checks its pods."""
 
     name: str
     url: str
@@ -82,12 +82,12 @@ class DaemonSetRef:
 
 NRI_DEVICE_INJECTOR = DaemonSetRef(
     'device-injector', GKE_MANIFEST_BASE + '/nri_device_injector/nri-device-injector.yaml', 'kube-system', 'name=device-injector')
-# seed 003 "Implementa el complemento del inyector de dispositivos NRI" (same for TCPX and TCPXO).
+# Google's GKE GPUDirect-TCPX/TCPXO guide "Implementa el complemento del inyector de dispositivos NRI" (same for TCPX and TCPXO).
 
 
 @dataclass(frozen=True)
 class GkeStack:
-    """GKE side of TCPXO / TCPX (seed 003). ``volumes``: (name, hostPath or None for emptyDir).
+    """GKE side of TCPXO / TCPX (Google's GKE GPUDirect-TCPX/TCPXO guide). ``volumes``: (name, hostPath or None for emptyDir).
     ``*_mounts``: (volume name, mountPath, readOnly)."""
 
     technology: str
@@ -122,7 +122,7 @@ class GkeStack:
 GKE_STACKS = MappingProxyType({
     TCPXO: GkeStack(
         technology=TCPXO,
-        # "Requisitos"
+        # "Requirements"
         min_minor='1.28',
         version_floors=(('1.28', '1.28.9-gke.1250000'), ('1.29', '1.29.4-gke.1542000'), ('1.30', '1.30.4-gke.1129000')),
         cluster_create_beta=True,
@@ -135,7 +135,7 @@ GKE_STACKS = MappingProxyType({
         # "Implementa una carga de trabajo de prueba"
         test_manifests=(GKE_MANIFEST_BASE + '/gpudirect-tcpxo/nccl-test-latest.yaml',),
         test_command='kubectl exec --stdin --tty --container=nccl-test nccl-test-host-1 -- /scripts/allgather.sh nccl-host-1 nccl-host-2',
-        # "Agrega GPUDirect a tus manifiestos"
+        # "Add GPUDirect to your manifests"
         daemon_container='tcpxo-daemon',
         daemon_devices=tuple('/dev/nvidia%d' % n for n in range(8)) + ('/dev/nvidiactl', '/dev/nvidia-uvm', DMABUF_DEVICE),
         daemon_command=('/bin/sh', '-c'),
@@ -145,7 +145,7 @@ GKE_STACKS = MappingProxyType({
         daemon_mounts=(('libraries', '/usr/local/nvidia', False), ('sys', '/hostsysfs', False),
                        ('proc-sys', '/hostprocsysfs', False)),
         daemon_env=(('LD_LIBRARY_PATH', '/usr/local/nvidia/lib64'),),
-        # The seed's snippet says /home/kubernetes/bin/nvidia/lib64 but its full Pod spec says
+        # The guide's snippet says /home/kubernetes/bin/nvidia/lib64 but its full Pod spec says
         # /home/kubernetes/bin/nvidia; mounted at /usr/local/nvidia with LD_LIBRARY_PATH
         # /usr/local/nvidia/lib64 only the latter is consistent, so it is the catalog's value.
         volumes=(('libraries', '/home/kubernetes/bin/nvidia'), ('sys', '/sys'), ('proc-sys', '/proc/sys'),
@@ -242,7 +242,7 @@ GKE_STACKS = MappingProxyType({
         ),
         nccl_debug_env=(),
         nccl_env_profile=None,
-        # The seed's snippet and its full Pod spec pin different tags.
+        # The guide's snippet and its full Pod spec pin different tags.
         seed_daemon_images=(TCPX_REPOSITORY + '/tcpgpudmarxd-dev:v2.0.9', TCPX_REPOSITORY + '/tcpgpudmarxd-dev:v2.0.11'),
     ),
 })
@@ -252,13 +252,13 @@ def gke_stack(technology):
     """Return the :class:`GkeStack` for ``TCPXO`` or ``TCPX`` (RDMA: :data:`GKE_RDMA`)."""
     tech = check_technology(technology)
     if tech not in GKE_STACKS:
-        raise InputError('technology: %s on GKE is described by GKE_RDMA (seed 001), not a GkeStack; choose one of: %s'
+        raise InputError('technology: %s on GKE is described by GKE_RDMA (Google\'s GKE GPUDirect RDMA guide), not a GkeStack; choose one of: %s'
                          % (tech, ', '.join(GKE_STACKS)))
     return GKE_STACKS[tech]
 
 
 def gke_pod_annotations(technology):
-    """Pod annotations for a GPUDirect workload (seed 003 "Agrega GPUDirect a tus manifiestos")."""
+    """Pod annotations for a GPUDirect workload (Google's GKE GPUDirect-TCPX/TCPXO guide "Add GPUDirect to your manifests")."""
     stack = gke_stack(technology)
     family = families_for_technology(technology)[0]
     interfaces = [{'interfaceName': stack.default_interface, 'network': 'default'}]
@@ -273,7 +273,7 @@ def gke_pod_annotations(technology):
 
 
 # ---------------------------------------------------------------------------------------------
-# GKE RDMA facts (seed 001)
+# GKE RDMA facts (Google's GKE GPUDirect RDMA guide)
 # ---------------------------------------------------------------------------------------------
 
 GKE_RDMA = MappingProxyType({
@@ -303,7 +303,7 @@ GKE_RDMA = MappingProxyType({
     # Terraform
     'terraform_datapath_provider': 'ADVANCED_DATAPATH',
     'terraform_gpudirect_strategy': 'RDMA',
-    # "高度な構成": manual multi-network instead of DRANET: 1 gVNIC network + 8 RDMA subnets
+    # "Advanced configuration": manual multi-network instead of DRANET: 1 gVNIC network + 8 RDMA subnets
     'manual_gvnic_network': ('{gvnic_prefix}-net', '{gvnic_prefix}-sub'),
     'manual_rdma_network': ('{rdma_prefix}-net', '{rdma_prefix}-sub-{n}'),
     'manual_rdma_subnet_first_index': 0,
@@ -324,7 +324,7 @@ GKE_RDMA = MappingProxyType({
     'container_entry': '/scripts/container_entry.sh shell',
     'test_command': '/usr/local/gib/scripts/run_nccl_tests.sh -t all_gather -b 1K -e 8G nccl-host-1 nccl-host-2',
 })
-# Facts of seed 001 (A3 Ultra / A4 on GKE with the automated RDMA NCCL installer and managed DRANET).
+# Facts of Google's GKE GPUDirect RDMA guide (A3 Ultra / A4 on GKE with the automated RDMA NCCL installer and managed DRANET).
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,8 +333,8 @@ GKE_RDMA = MappingProxyType({
 
 
 def nccl_env(technology, debug=False):
-    """The NCCL environment of a GKE workload, as a new ordered dict: seed 003's "## required" list
-    (TCPXO / TCPX), plus "## recommended" with ``debug``; RDMA: seed 001's workload env (NCCL_* come
+    """The NCCL environment of a GKE workload, as a new ordered dict: the GKE GPUDirect-TCPX/TCPXO guide's "## required" list
+    (TCPXO / TCPX), plus "## recommended" with ``debug``; RDMA: the GKE GPUDirect RDMA guide's workload env (NCCL_* come
     from ``GKE_RDMA['nccl_env_script']``). A Compute Engine host's NCCL environment is its host
     stack's ``nccl_container.env`` (host_stacks.py).
 
@@ -367,7 +367,7 @@ def _key(parsed):
 
 
 def gke_version_floor(technology, version, cluster_mode='standard'):
-    """The minimum patch version the seeds require for ``version``'s minor (None if any patch will do)."""
+    """The minimum patch version the guides require for ``version``'s minor (None if any patch will do)."""
     tech = check_technology(technology)
     parsed = parse_gke_version(version)
     if tech == RDMA:
@@ -386,10 +386,10 @@ def gke_version_floor(technology, version, cluster_mode='standard'):
 
 
 def check_gke_version(technology, version, cluster_mode='standard', field='gke_version'):
-    """Raise ValueError when ``version`` is older than the seeds' floor for ``technology``.
+    """Raise ValueError when ``version`` is older than the guides' floor for ``technology``.
 
     ``latest`` and MAJOR.MINOR aliases of a supported minor pass (GKE resolves them to a current
-    patch). TCPX / TCPXO need Standard clusters (seed 003 "Limitaciones").
+    patch). TCPX / TCPXO need Standard clusters (Google's GKE GPUDirect-TCPX/TCPXO guide "Limitations").
     """
     tech = check_technology(technology)
     if tech != RDMA and str(cluster_mode).lower() != 'standard':
@@ -406,14 +406,14 @@ def check_gke_version(technology, version, cluster_mode='standard', field='gke_v
     else:
         ok = _key(parsed) >= _key(floor_parsed)
     if not ok:
-        seed = '001' if tech == RDMA else '003 "Requisitos"'
+        source = 'Google\'s GKE GPUDirect RDMA guide' if tech == RDMA else 'Google\'s GKE GPUDirect-TCPX/TCPXO guide, "Requirements"'
         raise InputError('%s: %s is older than %s, the minimum GKE version for GPUDirect-%s on a %s cluster '
-                         '(seed %s); use %s or later' % (field, version, floor, tech, cluster_mode, seed, floor))
+                         '(%s); use %s or later' % (field, version, floor, tech, cluster_mode, source, floor))
 
 
 # ---------------------------------------------------------------------------------------------
 # What the GKE modules (gke_gpudirect_cluster, gke_gpudirect_node_pool) and the GKE layouts of
-# gce_gpudirect_network take from the seeds
+# gce_gpudirect_network take from the guides
 # ---------------------------------------------------------------------------------------------
 
 GKE_MACHINE_TYPES = tuple(name for name, family in FAMILIES.items() if GKE in family.platforms)
@@ -421,23 +421,23 @@ GKE_MACHINE_TYPES = tuple(name for name, family in FAMILIES.items() if GKE in fa
 # them literally are checked against this by tests/unit/test_catalog_copies.py.
 
 GKE_DATAPATH_PROVIDER = 'ADVANCED_DATAPATH'
-# Dataplane V2: seed 003 ``--enable-dataplane-v2`` (gcloud sends networkConfig.datapathProvider
-# ADVANCED_DATAPATH, checked by the parity test); seed 001's Terraform ``datapath_provider``.
+# Dataplane V2: Google's GKE GPUDirect-TCPX/TCPXO guide ``--enable-dataplane-v2`` (gcloud sends networkConfig.datapathProvider
+# ADVANCED_DATAPATH, checked by the parity test); the GKE GPUDirect RDMA guide's Terraform ``datapath_provider``.
 GKE_IMAGE_TYPE = 'COS_CONTAINERD'
-# seed 003 "Requisitos" and seed 001 "制限事項": Container-Optimized OS node images only.
+# Google's GKE GPUDirect-TCPX/TCPXO guide "Requirements" and Google's GKE GPUDirect RDMA guide "制限事項": Container-Optimized OS node images only.
 GKE_NODE_SCOPES = ('https://www.googleapis.com/auth/cloud-platform',)
-# seed 003 and seed 001 node pools: ``--scopes "https://www.googleapis.com/auth/cloud-platform"``.
+# Google's GKE GPUDirect-TCPX/TCPXO guide and Google's GKE GPUDirect RDMA guide node pools: ``--scopes "https://www.googleapis.com/auth/cloud-platform"``.
 GKE_GPU_DRIVER_VERSIONS = ('LATEST', 'DEFAULT', 'INSTALLATION_DISABLED')
-# Container v1 GPUDriverInstallationConfig.gpuDriverVersion (SPECIFIC needs a version the seeds do not
-# use); seed 003 writes ``gpu-driver-version=LATEST``, seed 001 ``default`` or ``latest``.
+# Container v1 GPUDriverInstallationConfig.gpuDriverVersion (SPECIFIC needs a version the guides do not
+# use); Google's GKE GPUDirect-TCPX/TCPXO guide writes ``gpu-driver-version=LATEST``, Google's GKE GPUDirect RDMA guide ``default`` or ``latest``.
 GKE_GPU_DRIVER_VERSION_CHOICES = GKE_GPU_DRIVER_VERSIONS + ('latest', 'default')
-# What gke_gpudirect_node_pool takes: the API's values, and seed 001's (gcloud's) lower-case spelling.
+# What gke_gpudirect_node_pool takes: the API's values, and the GKE GPUDirect RDMA guide's (gcloud's) lower-case spelling.
 GKE_RDMA_STRATEGY = 'RDMA'
-# Container v1 GPUDirectConfig.gpuDirectStrategy: gcloud >= 550 ``--gpudirect-strategy=rdma`` (seed 001).
+# Container v1 GPUDirectConfig.gpuDirectStrategy: gcloud >= 550 ``--gpudirect-strategy=rdma`` (Google's GKE GPUDirect RDMA guide).
 GKE_ACCELERATOR_NETWORK_PROFILE = 'auto'
-# seed 001 ``--accelerator-network-profile=auto`` (NodeNetworkConfig.acceleratorNetworkProfile).
+# Google's GKE GPUDirect RDMA guide ``--accelerator-network-profile=auto`` (NodeNetworkConfig.acceleratorNetworkProfile).
 GKE_DEFAULT_POOL_NODE_COUNT = 3
-# seed 003's cluster create passes no --num-nodes: gcloud's default-pool has 3 nodes.
+# the GKE GPUDirect-TCPX/TCPXO guide's cluster create passes no --num-nodes: gcloud's default-pool has 3 nodes.
 
 GKE_RDMA_LAYOUT = MappingProxyType({
     'gvnic_network': '{prefix}-gvnic-net',
@@ -453,12 +453,12 @@ GKE_RDMA_LAYOUT = MappingProxyType({
     'internal_rules': 'tcp:0-65535,udp:0-65535,icmp',
     'internal_source_range': '192.168.0.0/16',
 })
-# seed 001 "高度な構成": ``${GVNIC_NETWORK_PREFIX}-net`` / ``-sub`` and ``${RDMA_NETWORK_PREFIX}-net`` with
+# Google's GKE GPUDirect RDMA guide "Advanced configuration": ``${GVNIC_NETWORK_PREFIX}-net`` / ``-sub`` and ``${RDMA_NETWORK_PREFIX}-net`` with
 # ``-sub-0`` .. ``-sub-7``, in that NIC order; here both prefixes are ``{prefix}-gvnic`` and
 # ``{prefix}-rdma``. The RoCE network's profile (``ZONE-vpc-roce``) and MTU 8896 follow the RDMA network
 # profiles page (https://cloud.google.com/vpc/docs/rdma-network-profiles: "the default MTU is 8896").
 # The ranges (sub-N gets 192.168.(N+1).0/24) and the gVNIC network's internal rule are this
-# collection's defaults: seed 001 gives no ranges.
+# collection's defaults: Google's GKE GPUDirect RDMA guide gives no ranges.
 
 
 GKE_RDMA_NETWORK_OBJECTS = MappingProxyType({
@@ -467,7 +467,7 @@ GKE_RDMA_NETWORK_OBJECTS = MappingProxyType({
     'rdma_name': 'rdma-{n}',
     'rdma_device_mode': 'RDMA',
 })
-# The Network / GKENetworkParamSet objects of seed 001's manual multi-network variant. Seed 001 does not
+# The Network / GKENetworkParamSet objects of the GKE GPUDirect RDMA guide's manual multi-network variant. Google's GKE GPUDirect RDMA guide does not
 # print them (it links to "GPUDirect RDMA を使用してクラスタを作成する"): the names are those the vendor's
 # test Pods attach to (gpudirect-rdma/nccl-test.yaml, annotation networking.gke.io/interfaces: rdma-0 ..
 # rdma-7; checked by tests/unit/plugins/module_utils/test_k8s_render.py), the gVNIC network's is the
@@ -475,15 +475,15 @@ GKE_RDMA_NETWORK_OBJECTS = MappingProxyType({
 GKE_RDMA_INSTALLER = DaemonSetRef(
     'nccl-rdma-installer', GKE_MANIFEST_BASE + '/gpudirect-rdma/nccl-rdma-installer.yaml', 'kube-system', 'name=nccl-rdma-installer')
 # The RDMA NCCL / gIB installer DaemonSet of the manual RDMA path (vendored: k8s/manifests/gpudirect-rdma/).
-# Seed 001's pools use the automated installer (gpuDirectStrategy RDMA) instead, which installs the same
+# The GKE GPUDirect RDMA guide's pools use the automated installer (gpuDirectStrategy RDMA) instead, which installs the same
 # libraries; the DaemonSet is for multi-network pools created without it.
 GKE_COMPUTE_CLASS_RESERVATION_AFFINITY = 'Specific'
-# seed 001's ComputeClass: ``reservations: affinity: Specific`` with ``specific: [{name, zones}]``.
+# the GKE GPUDirect RDMA guide's ComputeClass: ``reservations: affinity: Specific`` with ``specific: [{name, zones}]``.
 
 
 def gke_additional_networks(machine_type, prefix):
     """(network, subnetwork) names of a GKE GPU node pool's additional node networks in NIC order
-    (eth1..): seed 003's ``PREFIX-net-N``/``PREFIX-sub-N`` for TCPX/TCPXO, seed 001's gVNIC network
+    (eth1..): the GKE GPUDirect-TCPX/TCPXO guide's ``PREFIX-net-N``/``PREFIX-sub-N`` for TCPX/TCPXO, the GKE GPUDirect RDMA guide's gVNIC network
     then 8 RDMA subnets for RDMA."""
     family = FAMILIES[machine_type]
     if family.technology == RDMA:
@@ -501,14 +501,14 @@ def gke_additional_networks(machine_type, prefix):
 # ---------------------------------------------------------------------------------------------
 
 GKE_FAMILY_DEFAULTS = MappingProxyType({
-    # seed 003 names no zone: us-central1-a is the collection's default zone, as for Compute Engine (gce_cluster.yml).
-    # Seed 003 attaches the per-NIC VPCs to the pool as multi-networking additional networks (the only way for TCPX/TCPXO),
+    # Google's GKE GPUDirect-TCPX/TCPXO guide names no zone: us-central1-a is the collection's default zone, as for Compute Engine (gce_cluster.yml).
+    # Google's GKE GPUDirect-TCPX/TCPXO guide attaches the per-NIC VPCs to the pool as multi-networking additional networks (the only way for TCPX/TCPXO),
     # in layout gke of gce_gpudirect_network; the role gke_gpudirect applies the Networks and DaemonSets.
     TCPXO: MappingProxyType({'location': 'us-central1-a', 'networking': 'multi_network', 'networkings': ('multi_network',),
                              'network_layout': 'gke', 'kubernetes_role': 'gke_gpudirect'}),
     TCPX: MappingProxyType({'location': 'us-central1-a', 'networking': 'multi_network', 'networkings': ('multi_network',),
                             'network_layout': 'gke', 'kubernetes_role': 'gke_gpudirect'}),
-    # seed 001: its Terraform example deploys the a3-ultragpu-8g nodes in us-central1-b, with GKE-managed DRANET (the
+    # Google's GKE GPUDirect RDMA guide: its Terraform example deploys the a3-ultragpu-8g nodes in us-central1-b, with GKE-managed DRANET (the
     # default); the ComputeClass path and the manual multi-network variant are its others. Layout gke_rdma is the
     # manual variant's networks; the role gke_rdma applies the claim template, the ComputeClass or the Networks.
     RDMA: MappingProxyType({'location': 'us-central1-b', 'networking': 'dranet',

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 # Container-Optimized OS host stacks of Compute Engine GPUDirect VMs (TCPXO, TCPX): GPU driver,
 # registry, the receive-datapath manager (RxDM) and NCCL plugin containers, their known-good
-# version pairs and the NCCL test container. Sources: seed 000, design.md / references.md.
+# version pairs and the NCCL test container. Sources: Google's Compute Engine GPUDirect guide, design.md / references.md.
 #
 # Standard library only: imported on Container-Optimized OS targets by the host modules.
 #
@@ -19,7 +19,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import In
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.image_reference import ImageReference
 
 # ---------------------------------------------------------------------------------------------
-# Container-Optimized OS host facts (seed 000, "GPU ドライバをインストールする", "NIC に GPU へのアクセス権を
+# Container-Optimized OS host facts (Google's Compute Engine GPUDirect guide, "GPU ドライバをインストールする", "NIC に GPU へのアクセス権を
 # 付与する", "NCCL 環境を設定する", "nccl-tests ベンチマークを実行する", "テストを実行する")
 # ---------------------------------------------------------------------------------------------
 
@@ -31,7 +31,7 @@ NVIDIA_REMOUNT_COMMANDS = (
 )
 REGISTRY = 'us-docker.pkg.dev'
 REGISTRY_AUTH_COMMAND = 'docker-credential-gcr configure-docker --registries us-docker.pkg.dev'
-# seed 000, Artifact Registry form (both technologies). Container Registry form: ``REGISTRY_AUTH_COMMAND_GCR``.
+# Google's Compute Engine GPUDirect guide, Artifact Registry form (both technologies). Container Registry form: ``REGISTRY_AUTH_COMMAND_GCR``.
 REGISTRY_AUTH_COMMAND_GCR = 'docker-credential-gcr configure-docker'
 IMAGE_BASE = REGISTRY + '/gce-ai-infra'
 TCPXO_REPOSITORY = IMAGE_BASE + '/gpudirect-tcpxo'
@@ -39,14 +39,14 @@ TCPX_REPOSITORY = IMAGE_BASE + '/gpudirect-tcpx'
 GIB_REPOSITORY = IMAGE_BASE + '/gpudirect-gib'
 
 NVIDIA_DEVICES = tuple('/dev/nvidia%d' % n for n in range(8)) + ('/dev/nvidia-uvm', '/dev/nvidiactl')
-# The ten ``--device`` arguments every seed 000 container gets (host path == container path).
+# The ten ``--device`` arguments every Google's Compute Engine GPUDirect guide container gets (host path == container path).
 DMABUF_DEVICE = '/dev/dmabuf_import_helper'
-# TCPXO only: created by ``modprobe import-helper`` (seed 000).
+# TCPXO only: created by ``modprobe import-helper`` (Google's Compute Engine GPUDirect guide).
 
 
 @dataclass(frozen=True)
 class ContainerSpec:
-    """One ``docker run`` of seed 000, as data. ``image`` is the repository without tag when the tag
+    """One ``docker run`` of Google's Compute Engine GPUDirect guide, as data. ``image`` is the repository without tag when the tag
     comes from a :class:`VersionPair`; ``args`` follow the image. Volumes are ``HOST:CONTAINER``."""
 
     name: Optional[str]
@@ -71,7 +71,7 @@ class ContainerSpec:
 
 @dataclass(frozen=True)
 class HostStack:
-    """The COS host side of one technology on Compute Engine (seed 000)."""
+    """The COS host side of one technology on Compute Engine (Google's Compute Engine GPUDirect guide)."""
 
     technology: str
     firewall_command: str
@@ -167,17 +167,17 @@ HOST_STACKS = MappingProxyType({
         nccl_test_data_interfaces=eth_names(4),
     ),
 })
-# ``{hosts}`` in test commands: space-separated VM names. RDMA has no COS host stack in the seeds.
+# ``{hosts}`` in test commands: space-separated VM names. RDMA has no COS host stack in the guides.
 # TCPX's test container is run as ``run_tcpx_container -it --rm IMAGE shell``: ``interactive`` is that ``-it``
 # (a shell with a terminal, which keeps the container up until it is removed).
 
 NCCL_CONTAINER_NAME = 'nccl'
-# Seed 000 names the TCPXO test container ``nccl`` and starts the TCPX one without a name (an interactive
+# Google's Compute Engine GPUDirect guide names the TCPXO test container ``nccl`` and starts the TCPX one without a name (an interactive
 # shell); the collection starts both, so the TCPX one gets the same name, which ``docker exec`` needs.
 
 
 def nccl_container_name(technology):
-    """The name of the NCCL test container on a host of ``technology`` (the seed's, else NCCL_CONTAINER_NAME)."""
+    """The name of the NCCL test container on a host of ``technology`` (the guide's, else NCCL_CONTAINER_NAME)."""
     return host_stack(technology).nccl_container.name or NCCL_CONTAINER_NAME
 
 
@@ -185,7 +185,7 @@ def host_stack(technology):
     """Return the :class:`HostStack` of a COS host for ``TCPXO`` or ``TCPX``."""
     tech = check_technology(technology)
     if tech not in HOST_STACKS:
-        raise InputError('technology: %s has no Compute Engine host stack in aiinfra.gpudirect (the seeds set it up '
+        raise InputError('technology: %s has no Compute Engine host stack in aiinfra.gpudirect (Google\'s guides set it up '
                          'on GKE only: --gpudirect-strategy=rdma); choose one of: %s' % (tech, ', '.join(HOST_STACKS)))
     return HOST_STACKS[tech]
 
@@ -226,18 +226,18 @@ class VersionPair:
 
 
 VERSION_PAIRS = (
-    # seed 000 "NIC に GPU へのアクセス権を付与する" (rxdm) and "NCCL 環境を設定する" (NCCL_NET_IMAGE).
-    VersionPair('seed-000', TCPXO, TCPXO_REPOSITORY + '/tcpgpudmarxd-dev', 'v1.0.19',
+    # Google's Compute Engine GPUDirect guide "NIC に GPU へのアクセス権を付与する" (rxdm) and "NCCL 環境を設定する" (NCCL_NET_IMAGE).
+    VersionPair('compute-engine-guide', TCPXO, TCPXO_REPOSITORY + '/tcpgpudmarxd-dev', 'v1.0.19',
                 TCPXO_REPOSITORY + '/nccl-plugin-gpudirecttcpx-dev', 'v1.0.13-1',
-                source='seed 000', platforms=(GCE,), default_for=(GCE,)),
+                source='Google\'s Compute Engine GPUDirect guide', platforms=(GCE,), default_for=(GCE,)),
     # design.md / references.md: container-engine-accelerators gpudirect-tcpxo release notes (Jan 2026).
     VersionPair('public-2026-01', TCPXO, TCPXO_REPOSITORY + '/tcpgpudmarxd-dev', 'v1.0.21',
                 TCPXO_REPOSITORY + '/nccl-plugin-gpudirecttcpx-dev', 'v1.0.15',
                 source='design.md / references.md (container-engine-accelerators)', platforms=(GCE, GKE), default_for=(GKE,)),
-    # seed 000 "NIC に GPU へのアクセス権を付与する" and its plugin install command: both untagged.
-    VersionPair('seed-000', TCPX, TCPX_REPOSITORY + '/tcpgpudmarxd', None,
+    # Google's Compute Engine GPUDirect guide "NIC に GPU へのアクセス権を付与する" and its plugin install command: both untagged.
+    VersionPair('compute-engine-guide', TCPX, TCPX_REPOSITORY + '/tcpgpudmarxd', None,
                 TCPX_REPOSITORY + '/nccl-plugin-gpudirecttcpx', None,
-                source='seed 000', platforms=(GCE,), default_for=(GCE,)),
+                source='Google\'s Compute Engine GPUDirect guide', platforms=(GCE,), default_for=(GCE,)),
     # design.md / references.md: container-engine-accelerators gpudirect-tcpx release notes (Feb 15, 2024).
     VersionPair('public-2024-02', TCPX, TCPX_REPOSITORY + '/tcpgpudmarxd-dev', 'v2.0.12',
                 TCPX_REPOSITORY + '/nccl-plugin-gpudirecttcpx-dev', 'v3.1.9',
@@ -282,7 +282,7 @@ def version_pair(technology, rxdm=None, plugin=None, platform=GCE):
     pairs = version_pairs(tech)
     if not pairs:
         raise InputError('technology: %s has no RxDM / NCCL plugin pair: on GKE the gIB NCCL plugin is installed by '
-                         '--gpudirect-strategy=rdma (seed 001); choose one of: %s'
+                         '--gpudirect-strategy=rdma (Google\'s GKE GPUDirect RDMA guide); choose one of: %s'
                          % (tech, ', '.join(sorted({p.technology for p in VERSION_PAIRS}))))
     known = '; '.join(_pair_label(p) for p in pairs)
     if rxdm is None and plugin is None:

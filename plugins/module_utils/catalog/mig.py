@@ -7,9 +7,9 @@ from __future__ import annotations
 # and which GPUDirect technologies cannot run beside MIG.
 #
 # Sources:
-# * seed 000 "マルチインスタンス GPU": up to 7 instances on an H100 80GB, 10 GB each (the 1g.10gb
+# * Google's Compute Engine GPUDirect guide "マルチインスタンス GPU": up to 7 instances on an H100 80GB, 10 GB each (the 1g.10gb
 #   profile; families.py mig_max_instances / mig_instance_memory_gb, checked by tests against the seed).
-# * seed 003 "Limitaciones": "GPUDirect-TCPX y GPUDirect-TCPXO no son compatibles con GPU de varias
+# * Google's GKE GPUDirect-TCPX/TCPXO guide "Limitations": "GPUDirect-TCPX y GPUDirect-TCPXO no son compatibles con GPU de varias
 #   instancias" (GPUDirect-TCPX/TCPXO do not work with MIG).
 # * NVIDIA H200: what the real nvidia-smi 580.159.04 printed for `nvidia-smi mig -lgip` and
 #   `nvidia-smi mig -lgipp` on an H200 with MIG disabled (tests/fixtures/mig/h200x1-2026-11-30/;
@@ -35,7 +35,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import In
 MEMORY_SLICES = 8
 COMPUTE_SLICES = 7
 TECHNOLOGIES_WITHOUT_MIG = (TCPX, TCPXO)
-# seed 003 "Limitaciones"; RDMA families run on GKE, where the collection does not manage MIG.
+# Google's GKE GPUDirect-TCPX/TCPXO guide "Limitations"; RDMA families run on GKE, where the collection does not manage MIG.
 NO_GPUDIRECT = 'none'
 
 

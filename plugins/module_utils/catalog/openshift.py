@@ -2,22 +2,22 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
-# OpenShift GPUDirect RDMA facts (seed 004; OLM names from references.md), read by the role
+# OpenShift GPUDirect RDMA facts (Red Hat's GPUDirect RDMA chapter; OLM names from references.md), read by the role
 # openshift_rdma through the filters of plugins/filter/openshift.py.
 #
 
 from types import MappingProxyType
 
 # ---------------------------------------------------------------------------------------------
-# OpenShift GPUDirect RDMA (seed 004; OLM names from references.md)
+# OpenShift GPUDirect RDMA (Red Hat's GPUDirect RDMA chapter; OLM names from references.md)
 # ---------------------------------------------------------------------------------------------
 
 OPENSHIFT_RDMA = MappingProxyType({
-    # seed 004 intro: three methods, each over RoCE or InfiniBand -> six configurations.
-    # (key, the seed's name of the method); transports spelled as the seed spells them.
+    # Red Hat's GPUDirect RDMA chapter intro: three methods, each over RoCE or InfiniBand -> six configurations.
+    # (key, the guide's name of the method); transports spelled as the guide spells them.
     'methods': (('shared-device', '共有デバイス'), ('host-device', 'ホストデバイス'), ('sriov-legacy', 'SR-IOV レガシーデバイス')),
     'transports': ('RoCE', 'Infiniband'),
-    # seed 004 "5.1. NVIDIA GPUDirect RDMA の前提条件", in install order.
+    # Red Hat's GPUDirect RDMA chapter "5.1. NVIDIA GPUDirect RDMA の前提条件", in install order.
     'operators': ('Node Feature Discovery Operator', 'SR-IOV Operator', 'NVIDIA Network Operator', 'NVIDIA GPU Operator'),
     # references.md "OpenShift GPUDirect RDMA": OLM (package, namespace, catalog source), same order.
     'subscriptions': (('nfd', 'openshift-nfd', 'redhat-operators'),

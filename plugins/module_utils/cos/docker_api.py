@@ -299,7 +299,7 @@ def container_summary(spec, image):
 
 
 def create_body(spec, image, managed_by):
-    """The POST /containers/create body for a catalog ContainerSpec (one ``docker run`` of the seed).
+    """The POST /containers/create body for a catalog ContainerSpec (one ``docker run`` of the guide).
 
     Not translated: ``--rm`` (AutoRemove). The module owns the container's life cycle, and a container
     that exits must keep its logs so the failure can say why. The summary is stored in a label so a

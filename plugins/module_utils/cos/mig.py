@@ -219,7 +219,7 @@ def check_layout(wanted, profiles, gpu_name='this GPU'):
 
 
 def check_gpudirect(technology, state):
-    """Seed 003: GPUDirect-TCPX and GPUDirect-TCPXO do not work with MIG."""
+    """Google's GKE GPUDirect-TCPX/TCPXO guide: GPUDirect-TCPX and GPUDirect-TCPXO do not work with MIG."""
     if state == 'enabled' and technology in mig_catalog.TECHNOLOGIES_WITHOUT_MIG:
         raise MigError('gpudirect_technology: this host runs GPUDirect-%s, which does not work with multi-instance GPU '
                        '(GPUDirect-TCPX and GPUDirect-TCPXO are not compatible with MIG); use MIG on hosts prepared '

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan of a group of A3 VMs on Compute Engine, as pure data.
 
-Seed 000 creates each VM with one long `gcloud compute instances create` per provisioning model.
+Google's Compute Engine GPUDirect guide creates each VM with one long `gcloud compute instances create` per provisioning model.
 build_instance_spec() checks the inputs against the machine-family catalog and returns the
 request body gcloud would send for that command (same fields, same scheduling semantics: a Spot
 VM never restarts automatically, FLEX_START takes no reservation, RESERVATION_BOUND takes a
@@ -353,6 +353,20 @@ def managed_value(field, wanted, current, exclusive=False):
 
 
 MARK_KEYS = (compute.MANAGED_LABEL[0], compute.GROUP_LABEL)
+
+
+def shared_fields_view(instance):
+    """The SHARED_FIELDS of ``instance`` (a VM or the fields it is to have) as ``--diff`` shows them: labels and metadata
+    as maps, tags as a sorted list."""
+    return {'labels': dict(instance.get('labels') or {}),
+            'metadata': {item['key']: item.get('value') for item in (instance.get('metadata') or {}).get('items', [])},
+            'tags': sorted((instance.get('tags') or {}).get('items', []))}
+
+
+def planned_shared_fields(body, current, exclusive=()):
+    """shared_fields_view of what a VM that is ``current`` will have once ``body``'s shared fields are set in place."""
+    return shared_fields_view({field: managed_value(field, body.get(field), current.get(field), field in exclusive)
+                               for field in SHARED_FIELDS})
 
 
 def is_managed(instance):

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan of a GPUDirect network on Compute Engine, as pure data.
 
-Seed 000 builds a cluster's GPUDirect network by hand: a management VPC with its subnet and three firewall
+Google's Compute Engine GPUDirect guide builds a cluster's GPUDirect network by hand: a management VPC with its subnet and three firewall
 rules, then one VPC per data NIC with its subnet and an internal rule. build_plan() turns a family,
 a prefix and a region into exactly those resources, as the request bodies gcloud would send,
 after checking every input; differences() compares one planned resource with what exists and
@@ -63,7 +63,7 @@ class ResourcePlan:
 class NetworkChain:
     """A VPC with its subnet(s) and firewall rules: created in that order, deleted in reverse.
 
-    ``extra_subnets``: the further subnets of a network that has several (seed 001's RoCE network, 8)."""
+    ``extra_subnets``: the further subnets of a network that has several (the GKE GPUDirect RDMA guide's RoCE network, 8)."""
 
     def __init__(self, role, index, network, subnet, firewalls, extra_subnets=()):
         self.role = role
@@ -290,8 +290,8 @@ def _gke_ranges(field, cidrs, count):
 def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu=None, data_cidrs=None, internal_source_ranges=None):
     """The per-NIC networks of a GKE GPU node pool; raise InputError before anything is created.
 
-    ``gke`` (TCPX / TCPXO, seed 003 "Crea VPC y subredes"): one VPC per secondary NIC, ``PREFIX-net-N`` with
-    subnet ``PREFIX-sub-N`` and rule ``PREFIX-internal-N``. ``gke_rdma`` (A3 Ultra / A4, seed 001 "高度な構成"):
+    ``gke`` (TCPX / TCPXO, Google's GKE GPUDirect-TCPX/TCPXO guide "Create VPCs and subnets"): one VPC per secondary NIC, ``PREFIX-net-N`` with
+    subnet ``PREFIX-sub-N`` and rule ``PREFIX-internal-N``. ``gke_rdma`` (A3 Ultra / A4, Google's GKE GPUDirect RDMA guide "Advanced configuration"):
     a gVNIC VPC with one subnet and an internal rule, and one RoCE VPC (network profile ``ZONE-vpc-roce``)
     with 8 subnets and no rule (the seed makes none for it).
     """
@@ -305,7 +305,7 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
     if rdma != (layout == GKE_RDMA):
         raise InputError('layout: %s uses GPUDirect-%s; use layout %s' % (family.machine_type, family.technology, GKE_RDMA if rdma else GKE))
     if not prefix:
-        raise InputError('network_prefix: give the name prefix of the per-NIC networks (seed 003 uses the project ID)')
+        raise InputError('network_prefix: give the name prefix of the per-NIC networks (Google\'s GKE GPUDirect-TCPX/TCPXO guide uses the project ID)')
     if rdma:
         rdma_layout = gke_catalog.GKE_RDMA_LAYOUT
         if not zone:

@@ -53,7 +53,7 @@ def instance_facts(instance):
 
     Data NICs are the NICs after the machine type's management NICs (one on A3, two on A3 Ultra / A4,
     one on machines outside the catalog), in NIC order. A gVNIC or virtio NIC with index N is
-    ``ethN`` in the guest (how COS and the seed's NCCL scripts name them); an RDMA NIC (MRDMA) has
+    ``ethN`` in the guest (how COS and the guide's NCCL scripts name them); an RDMA NIC (MRDMA) has
     no ethN name: its entry in ``data_interfaces`` is None and it is not in ``nccl_interfaces``.
     ``data_ips``, ``data_interfaces``, ``data_networks``, ``data_subnetworks`` and
     ``data_nic_types`` are aligned lists, one entry per data NIC.

@@ -2,9 +2,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan of a GKE cluster for GPUDirect, as pure data (Container API v1).
 
-Seeds 003 and 001 create a Standard cluster with Dataplane V2, IP aliases and multi-networking at a
+Google's GKE guides create a Standard cluster with Dataplane V2, IP aliases and multi-networking at a
 version that meets the technology's floor. build_cluster_plan() checks the inputs and builds the
-``clusters.create`` body gcloud would send for the seed's command; pick_version() chooses a version
+``clusters.create`` body gcloud would send for the guide's command; pick_version() chooses a version
 from ``getServerConfig``; changes() compares an existing cluster with the plan and sorts every
 difference into a ``ClusterUpdate`` the API applies in place or a problem only a new cluster fixes.
 """
@@ -81,9 +81,9 @@ class ClusterPlan:
 
 
 def check_mode_for_technology(family, mode):
-    """Seed 003 "Limitaciones": GPUDirect-TCPX and -TCPXO are not supported on Autopilot clusters."""
+    """Google's GKE GPUDirect-TCPX/TCPXO guide "Limitations": GPUDirect-TCPX and -TCPXO are not supported on Autopilot clusters."""
     if mode == AUTOPILOT and family.technology != families.RDMA:
-        raise InputError('cluster_mode: GPUDirect-%s (%s) is not supported on Autopilot clusters (seed 003 "Limitaciones"); '
+        raise InputError('cluster_mode: GPUDirect-%s (%s) is not supported on Autopilot clusters (Google\'s GKE GPUDirect-TCPX/TCPXO guide "Limitations"); '
                          'use cluster_mode: standard' % (family.technology, family.machine_type))
 
 
@@ -96,7 +96,7 @@ def check_version(family, version, mode, field='version'):
 
 def pick_version(family, mode, server_config):
     """The version to create: the location's default when it meets the technology's floor, else the
-    newest valid master version that does (seed 003: "Elige una versión de GKE disponible que admita ...")."""
+    newest valid master version that does (Google's GKE GPUDirect-TCPX/TCPXO guide: "Elige una versión de GKE disponible que admita ...")."""
     valid = list(server_config.get('validMasterVersions') or [])
     candidates = [server_config.get('defaultClusterVersion')] + valid
     for version in candidates:
@@ -183,10 +183,10 @@ def build_cluster_plan(name, location, machine_type, mode=STANDARD, version=None
     else:
         version = pick_version(family, mode, server_config or {})
     if family.technology != families.RDMA and not multi_networking:
-        raise InputError('multi_networking: GPUDirect-%s needs multi-networking for its %d additional node networks (seed 003 '
-                         '"Crea un clúster con varias redes habilitadas"); leave multi_networking true'
+        raise InputError('multi_networking: GPUDirect-%s needs multi-networking for its %d additional node networks (Google\'s GKE GPUDirect-TCPX/TCPXO guide '
+                         '"Create a cluster with multi-networking enabled"); leave multi_networking true'
                          % (family.technology, family.data_nic_count))
-    # What gcloud sends for seed 003's `clusters create --enable-dataplane-v2 --enable-ip-alias
+    # What gcloud sends for the GKE GPUDirect-TCPX/TCPXO guide's `clusters create --enable-dataplane-v2 --enable-ip-alias
     # --enable-multi-networking --cluster-version=VERSION --no-enable-autoupgrade` (parity test).
     body = {
         'name': name,
@@ -223,13 +223,13 @@ def changes(plan, current):
                         % (current_mode, plan.mode))
     dataplane_v2 = dig(current, 'networkConfig.datapathProvider') == gke_catalog.GKE_DATAPATH_PROVIDER
     if not dataplane_v2:
-        problems.append('networkConfig.datapathProvider: %s, GPUDirect needs %s (Dataplane V2, seed 003 "Requisitos"; GKE '
+        problems.append('networkConfig.datapathProvider: %s, GPUDirect needs %s (Dataplane V2, Google\'s GKE GPUDirect-TCPX/TCPXO guide "Requirements"; GKE '
                         'enables it only when a cluster is created)'
                         % (dig(current, 'networkConfig.datapathProvider', 'LEGACY_DATAPATH'), gke_catalog.GKE_DATAPATH_PROVIDER))
     if dig(current, 'ipAllocationPolicy.useIpAliases') is False:
         problems.append('ipAllocationPolicy.useIpAliases: false; multi-networking needs a VPC-native cluster (fixed at creation)')
     if plan.multi_networking and not dig(current, 'networkConfig.enableMultiNetworking'):
-        # The API has ClusterUpdate.desiredEnableMultiNetworking, but seed 003 says it cannot be done, so the collection
+        # The API has ClusterUpdate.desiredEnableMultiNetworking, but Google's GKE GPUDirect-TCPX/TCPXO guide says it cannot be done, so the collection
         # does not try it on a cluster that runs workloads: a new cluster is the way out (the callers name it).
         problems.append('networkConfig.enableMultiNetworking: false, and %s' % gke_catalog.GKE_MULTI_NETWORKING_AT_CREATION)
     version = current.get('currentMasterVersion')

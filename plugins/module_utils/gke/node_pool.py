@@ -2,10 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan of a GKE GPU node pool for GPUDirect, as pure data (Container API v1).
 
-Seed 003 (A3 Mega / A3 High, TCPXO / TCPX) and seed 001 (A3 Ultra / A4, RDMA) create one GPU node
+Google's GKE GPUDirect-TCPX/TCPXO guide (A3 Mega / A3 High, TCPXO / TCPX) and Google's GKE GPUDirect RDMA guide (A3 Ultra / A4, RDMA) create one GPU node
 pool each. build_node_pool_plan() checks every input against the catalog and the cluster (version
 floors, machine type vs technology, networks, Autopilot) and builds the ``nodePools.create`` body
-gcloud sends for the seed's command (gcloud >= 550 for ``--gpudirect-strategy``, which SDK 528 lacks);
+gcloud sends for the guide's command (gcloud >= 550 for ``--gpudirect-strategy``, which SDK 528 lacks);
 changes() compares an existing pool with the plan: what setSize, setAutoscaling, setManagement or
 ``nodePools.update`` change in place, and every other difference by field name (only a new pool
 fixes those).
@@ -102,7 +102,7 @@ def _networks(family, networking, additional_networks, network_prefix):
     """The additional node networks in NIC order, checked against the family's NICs."""
     if networking == DRANET:
         if additional_networks:
-            raise InputError('additional_networks: seed 001 says multi-network API and DRANET cannot be used in one node pool; '
+            raise InputError('additional_networks: Google\'s GKE GPUDirect RDMA guide says multi-network API and DRANET cannot be used in one node pool; '
                              'leave additional_networks empty with networking: dranet, or use networking: multi_network')
         return []
     if additional_networks:
@@ -118,8 +118,8 @@ def _networks(family, networking, additional_networks, network_prefix):
                          'or list additional_networks in NIC order')
     expected = gke_catalog.gke_additional_networks(family.machine_type, 'x')
     if len(pairs) != len(expected):
-        what = ('1 gVNIC network and %d RDMA subnets (seed 001 "高度な構成")' % (len(expected) - 1)
-                if family.technology == families.RDMA else '%d data VPCs, one per secondary NIC (seed 003)' % len(expected))
+        what = ('1 gVNIC network and %d RDMA subnets (Google\'s GKE GPUDirect RDMA guide "Advanced configuration")' % (len(expected) - 1)
+                if family.technology == families.RDMA else '%d data VPCs, one per secondary NIC (Google\'s GKE GPUDirect-TCPX/TCPXO guide)' % len(expected))
         raise InputError('additional_networks: %s needs %d additional node networks, %s; %d given'
                          % (family.machine_type, len(expected), what, len(pairs)))
     return pairs
@@ -131,7 +131,7 @@ def _reservation(affinity, reservation, reservation_project, reservation_block, 
         raise InputError('reservation_affinity: %r; choose one of: %s' % (affinity, ', '.join(RESERVATION_AFFINITIES)))
     if reservation_block and not reservation:
         raise InputError('reservation_block: a reservation block belongs to a reservation; give reservation too '
-                         '(seed 001: projects/PROJECT/reservations/RESERVATION/reservationBlocks/BLOCK)')
+                         '(Google\'s GKE GPUDirect RDMA guide: projects/PROJECT/reservations/RESERVATION/reservationBlocks/BLOCK)')
     if affinity == 'specific' and not reservation:
         raise InputError('reservation: reservation_affinity specific needs the reservation name')
     if affinity != 'specific' and reservation:
@@ -148,7 +148,7 @@ def _reservation(affinity, reservation, reservation_project, reservation_block, 
             if reservation_block:
                 if not reservation_project:
                     raise InputError('reservation_project: a reservation block is named by its full path; give the project that '
-                                     'holds the reservation (seed 001 RESERVATION_PROJECT)')
+                                     'holds the reservation (Google\'s GKE GPUDirect RDMA guide RESERVATION_PROJECT)')
                 value = gke_catalog.GKE_RDMA['reservation_block_format'].format(
                     project=reservation_project, reservation=reservation, block=reservation_block)
         result.update({'key': RESERVATION_KEY, 'values': [value]})
@@ -229,7 +229,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
         current_cluster = {'networkConfig': {'datapathProvider': gke_catalog.GKE_DATAPATH_PROVIDER, 'enableMultiNetworking': True},
                            'currentMasterVersion': 'latest'}
     if dig(current_cluster, 'autopilot.enabled'):
-        raise InputError('cluster: %s is an Autopilot cluster, which has no user node pools; seed 001 uses a ComputeClass there '
+        raise InputError('cluster: %s is an Autopilot cluster, which has no user node pools; Google\'s GKE GPUDirect RDMA guide uses a ComputeClass there '
                          '(GPUDirect-TCPX/TCPXO are not supported on Autopilot at all)' % cluster)
     version = current_cluster.get('currentNodeVersion') or current_cluster.get('currentMasterVersion')
     try:
@@ -237,23 +237,23 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     except ValueError as exc:
         raise InputError('%s; upgrade the cluster (gke_gpudirect_cluster with this machine_type upgrades its control plane)' % exc) from None
     if dig(current_cluster, 'networkConfig.datapathProvider') != gke_catalog.GKE_DATAPATH_PROVIDER:
-        raise InputError('cluster: %s does not use Dataplane V2, which GPUDirect needs (seeds 001 and 003); create the cluster with '
+        raise InputError('cluster: %s does not use Dataplane V2, which GPUDirect needs (Google\'s GKE guides); create the cluster with '
                          'gke_gpudirect_cluster' % cluster)
     networking = str(networking or (DRANET if rdma else MULTI_NETWORK)).lower()
     if networking not in NETWORKINGS:
         raise InputError('networking: %r; choose one of: %s' % (networking, ', '.join(NETWORKINGS)))
     if networking == DRANET and not rdma:
-        raise InputError('networking: dranet is seed 001\'s RDMA path for a3-ultragpu-8g / a4-highgpu-8g; %s uses GPUDirect-%s '
+        raise InputError('networking: dranet is Google\'s GKE GPUDirect RDMA guide\'s RDMA path for a3-ultragpu-8g / a4-highgpu-8g; %s uses GPUDirect-%s '
                          'with multi-networking (networking: multi_network)' % (family.machine_type, family.technology))
     pairs = _networks(family, networking, additional_networks, network_prefix)
     if pairs and not dig(current_cluster, 'networkConfig.enableMultiNetworking'):
-        # seed 001 "高度な構成" checks `clusters describe --format=value(networkConfig.enableMultiNetworking)` first.
+        # Google's GKE GPUDirect RDMA guide "Advanced configuration" checks `clusters describe --format=value(networkConfig.enableMultiNetworking)` first.
         raise InputError('cluster: %s does not have multi-networking (networkConfig.enableMultiNetworking), which additional node '
                          'networks need, and %s; create a new cluster with gke_gpudirect_cluster (multi_networking: true) and '
                          'the pool there' % (cluster, gke_catalog.GKE_MULTI_NETWORKING_AT_CREATION))
     if image_type != gke_catalog.GKE_IMAGE_TYPE:
         raise InputError('image_type: %s; GPUDirect needs Container-Optimized OS nodes (%s), Ubuntu and Windows images are not '
-                         'supported (seeds 001 and 003)' % (image_type, gke_catalog.GKE_IMAGE_TYPE))
+                         'supported (Google\'s GKE guides)' % (image_type, gke_catalog.GKE_IMAGE_TYPE))
     if accelerator_type and accelerator_type != family.gke_accelerator:
         raise InputError('accelerator_type: %s comes with %s GPUs, not %s; leave accelerator_type unset'
                          % (family.machine_type, family.gke_accelerator, accelerator_type))
@@ -262,7 +262,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
         raise InputError('gpu_driver_version: %r; choose one of: %s' % (gpu_driver_version, ', '.join(gke_catalog.GKE_GPU_DRIVER_VERSIONS)))
     if driver == 'INSTALLATION_DISABLED':
         raise InputError('gpu_driver_version: INSTALLATION_DISABLED leaves the nodes without the NVIDIA driver %d+ GPUDirect needs; '
-                         'use LATEST (seed 003) or DEFAULT' % families.MIN_NVIDIA_DRIVER)
+                         'use LATEST (Google\'s GKE GPUDirect-TCPX/TCPXO guide) or DEFAULT' % families.MIN_NVIDIA_DRIVER)
     provisioning = str(provisioning or 'standard').lower()
     if provisioning not in PROVISIONING:
         raise InputError('provisioning: %r; choose one of: %s' % (provisioning, ', '.join(PROVISIONING)))
@@ -282,9 +282,9 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
         'reservationAffinity': _reservation(reservation_affinity, reservation, reservation_project, reservation_block, provisioning),
     }
     if not rdma:
-        config['gvnic'] = {'enabled': True}   # seed 003 --enable-gvnic
+        config['gvnic'] = {'enabled': True}   # Google's GKE GPUDirect-TCPX/TCPXO guide --enable-gvnic
     else:
-        config['gpuDirectConfig'] = {'gpuDirectStrategy': gke_catalog.GKE_RDMA_STRATEGY}   # seed 001 --gpudirect-strategy=rdma
+        config['gpuDirectConfig'] = {'gpuDirectStrategy': gke_catalog.GKE_RDMA_STRATEGY}   # Google's GKE GPUDirect RDMA guide --gpudirect-strategy=rdma
     if labels:
         config['labels'] = labels
     # The collection's mark on the pools it creates (the VMs' resource labels): state absent deletes only marked pools.
@@ -378,7 +378,7 @@ def changes(plan, current, current_size=None):
             continue
         if _comparable(field, wanted) != _comparable(field, have):
             immutable.append((field, have, wanted))
-    # seed 003 "Limitaciones": no multi-instance GPU, GPU time-sharing or MPS on a GPUDirect pool.
+    # Google's GKE GPUDirect-TCPX/TCPXO guide "Limitations": no multi-instance GPU, GPU time-sharing or MPS on a GPUDirect pool.
     for accelerator in dig(current, 'config.accelerators') or []:
         if accelerator.get('gpuPartitionSize') or accelerator.get('gpuSharingConfig'):
             immutable.append(('config.accelerators.gpuSharingConfig', accelerator.get('gpuSharingConfig') or accelerator.get('gpuPartitionSize'),

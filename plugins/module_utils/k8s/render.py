@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kubernetes objects of GPUDirect on GKE, rendered from the catalog: pure functions (catalog + inputs ->
 list of dicts), exposed as filters (plugins/filter/gke.py) and applied one by one by the roles
-gke_gpudirect (TCPX / TCPXO, seed 003) and gke_rdma (RDMA, seed 001).
+gke_gpudirect (TCPX / TCPXO, Google's GKE GPUDirect-TCPX/TCPXO guide) and gke_rdma (RDMA, Google's GKE GPUDirect RDMA guide).
 
 The vendor's DaemonSets and test workloads are loaded as data from manifests/ (verbatim copies, see
 manifests/SOURCES.md); only what the catalog decides is overridden here: image tags and the GPU
@@ -41,8 +41,9 @@ TEST_MANIFESTS = {
     'TCPX': ('gpudirect-tcpx/nccl-config.yaml', 'gpudirect-tcpx/nccl-test-latest.yaml'),
     'RDMA': ('seeds/001-nccl-test-workload.yaml',),
 }
-# Seed 001's manual multi-network variant: the vendor's RDMA test Pods (the page seed 001 links), which attach rdma-0..7
-# through the networking.gke.io/interfaces annotation instead of claiming all-mrdma.  One file for A3 Ultra and A4:
+# The GKE GPUDirect RDMA guide's manual multi-network variant: the vendor's RDMA test Pods (the page the guide links),
+# which attach rdma-0..7 through the networking.gke.io/interfaces annotation instead of claiming all-mrdma.  One file for
+# A3 Ultra and A4:
 # gpudirect-rdma/nccl-test-a4.yaml differs only in hostNetwork: false / hostPID: false, the API's defaults.
 MULTI_NETWORK_TEST_MANIFEST = 'gpudirect-rdma/nccl-test.yaml'
 CLUSTER_SCOPED_KINDS = frozenset(('Network', 'GKENetworkParamSet', 'Namespace', 'Node', 'CustomResourceDefinition',
@@ -91,8 +92,8 @@ def gke_family(technology):
 def gpu_node_selector(technology, node_pool=None, machine_type=None, dranet=True):
     """The label selector of the GPU nodes the DaemonSets (TCPX / TCPXO) or the RDMA workloads must run
     on (k8s_info ``label_selectors``): the technology's GKE accelerators (or ``machine_type``'s), the
-    pool, and for RDMA with ``dranet`` the DRANET node label seed 001 gives the pool (a multi-network
-    pool has none: seed 001 says a pool uses one or the other)."""
+    pool, and for RDMA with ``dranet`` the DRANET node label Google's GKE GPUDirect RDMA guide gives the pool (a multi-network
+    pool has none: Google's GKE GPUDirect RDMA guide says a pool uses one or the other)."""
     tech = check_technology(technology)
     if machine_type:
         family = FAMILIES.get(machine_type)
@@ -125,11 +126,11 @@ def _namespaced(obj, namespace):
 
 
 # ---------------------------------------------------------------------------------------------
-# Networks (seed 003 "Crea el entorno de GKE")
+# Networks (Google's GKE GPUDirect-TCPX/TCPXO guide "Crea el entorno de GKE")
 # ---------------------------------------------------------------------------------------------
 
 def gke_network_objects(technology, network_prefix=None, networks=None):
-    """One GKENetworkParamSet then one Network (type Device) per data VPC, named vpc1..vpcN as the seed
+    """One GKENetworkParamSet then one Network (type Device) per data VPC, named vpc1..vpcN as the guide
     names them. ``networks``: the data VPCs in NIC order (``{name, subnet}`` as gce_gpudirect_network
     returns them, or ``{network, subnetwork}`` as a node pool's additional networks), else
     ``PREFIX-net-N`` / ``PREFIX-sub-N`` from ``network_prefix``."""
@@ -162,7 +163,7 @@ def _device_networks(rows):
 
 
 def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ultragpu-8g'):
-    """Seed 001's manual multi-network variant: GKENetworkParamSet + Network ``gvnic-1`` (deviceMode NetDevice)
+    """The GKE GPUDirect RDMA guide's manual multi-network variant: GKENetworkParamSet + Network ``gvnic-1`` (deviceMode NetDevice)
     for the gVNIC VPC, then ``rdma-0`` .. ``rdma-7`` (deviceMode RDMA) for the RDMA VPC's 8 subnets, in the
     node pool's NIC order. ``networks``: the pool's additional networks (``{network, subnetwork}``, as
     gke_gpudirect_node_pool returns them, or ``{name, subnet}``), else ``PREFIX-gvnic-net`` /
@@ -172,7 +173,7 @@ def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ul
     if networks:
         pairs = [(_last(n.get('name') or n.get('network')), _last(n.get('subnet') or n.get('subnetwork'))) for n in networks]
         if len(pairs) != count or not all(a and b for a, b in pairs):
-            raise InputError("networks: seed 001's multi-network pool has %d additional networks (1 gVNIC, %d RDMA subnets), each "
+            raise InputError("networks: the GKE GPUDirect RDMA guide's multi-network pool has %d additional networks (1 gVNIC, %d RDMA subnets), each "
                              'with a network and a subnetwork, in NIC order; got %d' % (count, count - 1, len(pairs)))
     elif network_prefix:
         pairs = gke_additional_networks(machine_type, network_prefix)
@@ -182,7 +183,7 @@ def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ul
     rdma_vpcs = sorted({vpc for vpc, _subnet in pairs[1:]})
     if len(rdma_vpcs) != 1 or pairs[0][0] in rdma_vpcs:
         raise InputError('networks: the first network is the gVNIC VPC and the %d RDMA subnets after it belong to one other VPC '
-                         '(seed 001: GVNIC_NETWORK_PREFIX-net, RDMA_NETWORK_PREFIX-net); got %s'
+                         '(Google\'s GKE GPUDirect RDMA guide: GVNIC_NETWORK_PREFIX-net, RDMA_NETWORK_PREFIX-net); got %s'
                          % (count - 1, ', '.join(vpc for vpc, _subnet in pairs)))
     names = GKE_RDMA_NETWORK_OBJECTS
     rows = [(names['gvnic_name'], pairs[0][0], pairs[0][1], names['gvnic_device_mode'])]
@@ -193,7 +194,7 @@ def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ul
 def _rdma_family(machine_type, field='machine_type'):
     family = FAMILIES.get(str(machine_type))
     if family is None or family.technology != RDMA or GKE not in family.platforms:
-        raise InputError('%s: %r; seed 001 (GPUDirect-RDMA on GKE) is for %s' % (
+        raise InputError('%s: %r; Google\'s GKE GPUDirect RDMA guide (GPUDirect-RDMA on GKE) is for %s' % (
             field, machine_type, choices_text([f.machine_type for f in families_for_technology(RDMA) if GKE in f.platforms])))
     return family
 
@@ -203,7 +204,7 @@ def _last(link):
 
 
 # ---------------------------------------------------------------------------------------------
-# DaemonSets (seed 003 "Instala el objeto binario de GPUDirect" and "inyector de dispositivos NRI")
+# DaemonSets (Google's GKE GPUDirect-TCPX/TCPXO guide "Instala el objeto binario de GPUDirect" and "inyector de dispositivos NRI")
 # ---------------------------------------------------------------------------------------------
 
 def _gpu_affinity(technology, node_pool):
@@ -221,7 +222,7 @@ def _container(pod_spec, name, where):
 
 
 def gke_daemonsets(technology, node_pool=None, plugin_image=None):
-    """The NCCL plugin installer DaemonSet of the technology and the NRI device injector (seed 003: both
+    """The NCCL plugin installer DaemonSet of the technology and the NRI device injector (Google's GKE GPUDirect-TCPX/TCPXO guide: both
     TCPX and TCPXO install it), restricted to the technology's GPU nodes (and ``node_pool``). The
     installer runs the catalog's GKE plugin image (``plugin_image`` overrides it)."""
     tech = _technology(technology, ('TCPXO', 'TCPX'))
@@ -238,10 +239,10 @@ def gke_daemonsets(technology, node_pool=None, plugin_image=None):
 
 
 def rdma_installer_daemonset(node_pool=None, machine_type=None):
-    """The vendor's RDMA NCCL / gIB installer DaemonSet (gpudirect-rdma/nccl-rdma-installer.yaml) for seed 001's
+    """The vendor's RDMA NCCL / gIB installer DaemonSet (gpudirect-rdma/nccl-rdma-installer.yaml) for the GKE GPUDirect RDMA guide's
     manual multi-network pools, restricted to the RDMA GPU nodes (``machine_type``'s accelerator, else both
     A3 Ultra's and A4's, as the vendor file has them) and to ``node_pool``. Its images stay the vendor's: the
-    catalog pins no gIB installer version (the pools seed 001 creates get the libraries from GKE's automated
+    catalog pins no gIB installer version (the pools Google's GKE GPUDirect RDMA guide creates get the libraries from GKE's automated
     installer instead)."""
     installer = load_manifest(INSTALLER_MANIFESTS[RDMA])[0]
     if installer['metadata']['name'] != GKE_RDMA_INSTALLER.name:
@@ -256,7 +257,7 @@ def rdma_installer_daemonset(node_pool=None, machine_type=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# RDMA (seed 001): the ComputeClass of the Autopilot / node auto-provisioning path
+# RDMA (Google's GKE GPUDirect RDMA guide): the ComputeClass of the Autopilot / node auto-provisioning path
 # ---------------------------------------------------------------------------------------------
 
 COMPUTE_CLASS_PRIORITY_KEYS = ('machine_type', 'by_family', 'reservation', 'reservation_project', 'reservation_block',
@@ -266,7 +267,7 @@ _DNS_LABEL = re.compile(r'^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')
 
 
 def rdma_compute_class(name, priorities):
-    """Seed 001's ComputeClass (``cloud.google.com/v1``): DRANET networking, node pool auto-creation, and per
+    """The GKE GPUDirect RDMA guide's ComputeClass (``cloud.google.com/v1``): DRANET networking, node pool auto-creation, and per
     priority the GPU type and count, the machine type (or with ``by_family`` the machine family), an optional
     specific reservation (``reservation`` with ``reservation_zones``; ``reservation_project`` and
     ``reservation_block`` optional), ``spot``, then ``acceleratorNetworkProfile: auto`` and ``gpuDirect: rdma``.
@@ -304,12 +305,14 @@ def _compute_class_priority(index, item):
     reservation, zones = item.get('reservation'), list(item.get('reservation_zones') or [])
     for key in ('reservation_zones', 'reservation_project', 'reservation_block'):
         if item.get(key) and not reservation:
-            raise InputError('%s.%s: belongs to a reservation; give reservation too (seed 001: reservations.specific[].name)' % (where, key))
+            raise InputError('%s.%s: belongs to a reservation; give reservation too (Google\'s GKE GPUDirect RDMA guide: '
+                             'reservations.specific[].name)' % (where, key))
     if reservation:
         if item.get('spot'):
             raise InputError('%s.spot: spot nodes do not consume a reservation; drop spot or the reservation' % where)
         if not zones:
-            raise InputError('%s.reservation_zones: give the zone(s) of reservation %s (seed 001: RESERVATION_ZONE)' % (where, reservation))
+            raise InputError('%s.reservation_zones: give the zone(s) of reservation %s (Google\'s GKE GPUDirect RDMA guide: '
+                             'RESERVATION_ZONE)' % (where, reservation))
         specific = {'name': str(reservation), 'zones': zones}
         if item.get('reservation_project'):
             specific['project'] = str(item['reservation_project'])
@@ -323,7 +326,7 @@ def _compute_class_priority(index, item):
 
 
 def check_rdma_compute_class(obj):
-    """Refuse a ComputeClass that would not give seed 001's RDMA nodes: DRANET networking enabled, node pool
+    """Refuse a ComputeClass that would not give the GKE GPUDirect RDMA guide's RDMA nodes: DRANET networking enabled, node pool
     auto-creation, and every priority an A3 Ultra / A4 machine with ``gpuDirect: rdma`` and
     ``acceleratorNetworkProfile: auto``. Returns ``obj``."""
     if not isinstance(obj, dict) or obj.get('kind') != 'ComputeClass' or obj.get('apiVersion') != GKE_RDMA['compute_class_api_version']:
@@ -331,10 +334,10 @@ def check_rdma_compute_class(obj):
     spec = obj.get('spec') or {}
     name = (obj.get('metadata') or {}).get('name')
     if ((spec.get('nodePoolConfig') or {}).get('dra') or {}).get('networking', {}).get('enabled') is not True:
-        raise InputError('compute_class %s: spec.nodePoolConfig.dra.networking.enabled must be true (seed 001: DRANET gives the Pods '
+        raise InputError('compute_class %s: spec.nodePoolConfig.dra.networking.enabled must be true (Google\'s GKE GPUDirect RDMA guide: DRANET gives the Pods '
                          'their RDMA NICs)' % name)
     if (spec.get('nodePoolAutoCreation') or {}).get('enabled') is not True:
-        raise InputError('compute_class %s: spec.nodePoolAutoCreation.enabled must be true (seed 001: GKE creates the RDMA node '
+        raise InputError('compute_class %s: spec.nodePoolAutoCreation.enabled must be true (Google\'s GKE GPUDirect RDMA guide: GKE creates the RDMA node '
                          'pools for the class)' % name)
     wanted = dict(GKE_RDMA['compute_class_priority'])
     if not spec.get('priorities'):
@@ -343,7 +346,7 @@ def check_rdma_compute_class(obj):
         where = 'compute_class %s: spec.priorities[%d]' % (name, index)
         for key, value in wanted.items():
             if priority.get(key) != value:
-                raise InputError('%s.%s is %r; seed 001 needs %s: %s (the automated RDMA NCCL installer and automated networking)'
+                raise InputError('%s.%s is %r; Google\'s GKE GPUDirect RDMA guide needs %s: %s (the automated RDMA NCCL installer and automated networking)'
                                  % (where, key, priority.get(key), key, value))
         gpu = (priority.get('gpu') or {}).get('type')
         machine = priority.get('machineType') or ''
@@ -355,7 +358,7 @@ def check_rdma_compute_class(obj):
 
 
 # ---------------------------------------------------------------------------------------------
-# RDMA (seed 001): the ResourceClaimTemplate all-mrdma
+# RDMA (Google's GKE GPUDirect RDMA guide): the ResourceClaimTemplate all-mrdma
 # ---------------------------------------------------------------------------------------------
 
 def rdma_claim_template(namespace=None):
@@ -369,20 +372,20 @@ def rdma_claim_template(namespace=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# The seeds' NCCL test workloads and their commands
+# The guides' NCCL test workloads and their commands
 # ---------------------------------------------------------------------------------------------
 
 def nccl_test_objects(technology, namespace=None, compute_class=None, multi_network=False):
-    """The seed's NCCL test workload (two Services, two Pods; TCPX also the ConfigMap of its scripts), with
-    the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: seed 001's diagnostic image).
+    """The guide's NCCL test workload (two Services, two Pods; TCPX also the ConfigMap of its scripts), with
+    the catalog's images (TCPX / TCPXO: the GKE version pair; RDMA: the GKE GPUDirect RDMA guide's diagnostic image).
     ``compute_class`` (RDMA): the Pods get the node selector ``cloud.google.com/compute-class: NAME``, the
-    lines seed 001 comments out for a custom ComputeClass.  ``multi_network`` (RDMA): the manual variant's
+    lines Google's GKE GPUDirect RDMA guide comments out for a custom ComputeClass.  ``multi_network`` (RDMA): the manual variant's
     test Pods (MULTI_NETWORK_TEST_MANIFEST), attached to rdma-0..7 by annotation, with no claim."""
     tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
     if compute_class and tech != RDMA:
-        raise InputError('compute_class: seed 001\'s ComputeClass path is for RDMA; GPUDirect-%s runs on Standard node pools' % tech)
+        raise InputError('compute_class: Google\'s GKE GPUDirect RDMA guide\'s ComputeClass path is for RDMA; GPUDirect-%s runs on Standard node pools' % tech)
     if multi_network and (tech != RDMA or compute_class):
-        raise InputError('multi_network: the manual multi-network test is seed 001\'s RDMA variant on a node pool with additional '
+        raise InputError('multi_network: the manual multi-network test is Google\'s GKE GPUDirect RDMA guide\'s RDMA variant on a node pool with additional '
                          'networks; it takes no compute_class and no other technology (got %s%s)'
                          % (tech, ', compute_class %s' % compute_class if compute_class else ''))
     paths = (MULTI_NETWORK_TEST_MANIFEST,) if multi_network else TEST_MANIFESTS[tech]
@@ -400,7 +403,7 @@ def nccl_test_objects(technology, namespace=None, compute_class=None, multi_netw
             if multi_network:
                 # The vendor file writes the container's `resources:` key twice (requests cpu 150m, then limits
                 # nvidia.com/gpu 8); a YAML loader keeps the last one only.  Both are meant: the cpu request is
-                # seed 001's own for the same container (its DRANET test Pod has both in one key).
+                # the GKE GPUDirect RDMA guide's own for the same container (its DRANET test Pod has both in one key).
                 test['resources'] = dict(test.get('resources') or {}, requests=_seed_001_test_requests())
         else:
             stack, pair = gke_stack(tech), version_pair(tech, platform=GKE)
@@ -423,7 +426,7 @@ def nccl_test_exec(technology):
     command as one string; k8s_exec splits it like a shell, without one)."""
     tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
     if tech == RDMA:
-        # seed 001: kubectl exec nccl-test-host-1 -it -- /usr/local/gib/scripts/run_nccl_tests.sh ...; its Pods have one container.
+        # Google's GKE GPUDirect RDMA guide: kubectl exec nccl-test-host-1 -it -- /usr/local/gib/scripts/run_nccl_tests.sh ...; its Pods have one container.
         return {'pod': 'nccl-test-host-1', 'container': 'test', 'command': GKE_RDMA['test_command']}
     words = shlex.split(gke_stack(tech).test_command)
     split = words.index('--')

@@ -1,12 +1,12 @@
 # Copyright: (c) 2026, aiinfra.gpudirect contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""GPUDirect for a user's workload: what seed 003's "Agrega GPUDirect a tus manifiestos" (TCPX / TCPXO)
-and seed 001's test Pods (RDMA with DRANET) ask users to add by hand, done on a Pod, Deployment,
+"""GPUDirect for a user's workload: what the GKE GPUDirect-TCPX/TCPXO guide's "Add GPUDirect to your manifests" (TCPX / TCPXO)
+and the GKE GPUDirect RDMA guide's test Pods (RDMA with DRANET) ask users to add by hand, done on a Pod, Deployment,
 StatefulSet, Job, CronJob or JobSet.
 
 Rules: the result of a second run equals the first (idempotent); what the workload already sets is
 kept when it agrees and refused when it conflicts (never silently overwritten); one Pod uses all
-GPUs of a node (seed 003 "Limitaciones"), so GPU requests other than the node's count are refused.
+GPUs of a node (Google's GKE GPUDirect-TCPX/TCPXO guide "Limitations"), so GPU requests other than the node's count are refused.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import In
 
 GPU_RESOURCE = 'nvidia.com/gpu'
 RDMA_CLAIM_NAME = 'rdma'
-# seed 001's test Pods name their claim reference ``rdma`` (resourceClaims[].name, resources.claims[].name).
+# the GKE GPUDirect RDMA guide's test Pods name their claim reference ``rdma`` (resourceClaims[].name, resources.claims[].name).
 NCCL_ENV_CHOICES = ('required', 'recommended', 'profile', 'none')
 
 
@@ -75,7 +75,8 @@ def _gpu_containers(pod_spec, where, gpus, skip):
     total = sum(_gpu_count(c) for c in asking)
     if total != gpus:
         raise InputError('%s.containers: the GPU containers request %d %s; GPUDirect needs one Pod per node using all %d GPUs '
-                         'and all NICs of the node (seed 003 "Limitaciones"); request %d' % (where, total, GPU_RESOURCE, gpus, gpus))
+                         'and all NICs of the node (Google\'s GKE GPUDirect-TCPX/TCPXO guide, "Limitations"); request %d'
+                         % (where, total, GPU_RESOURCE, gpus, gpus))
     return asking
 
 
@@ -123,7 +124,7 @@ def _shared_memory(size_limit=None):
 
 
 def _tcpx_env(technology, mode):
-    """The GPU containers' env: seed 003's per-container pair(s), then the NCCL set of ``mode``. Kubernetes
+    """The GPU containers' env: the GKE GPUDirect-TCPX/TCPXO guide's per-container pair(s), then the NCCL set of ``mode``. Kubernetes
     env cannot append to a variable, so nccl_env's shell expression ``${LD_LIBRARY_PATH}:...`` is left
     to the per-container LD_LIBRARY_PATH the seed gives."""
     stack = gke_stack(technology)
@@ -139,7 +140,7 @@ def _tcpx_env(technology, mode):
 
 
 def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=None, shared_memory_limit=None):
-    """Return a copy of ``obj`` with GPUDirect-TCPX / TCPXO (seed 003): annotations, the RxDM sidecar
+    """Return a copy of ``obj`` with GPUDirect-TCPX / TCPXO (Google's GKE GPUDirect-TCPX/TCPXO guide): annotations, the RxDM sidecar
     (tcpx-daemon / tcpxo-daemon), volumes and mounts, /dev/shm, GPU requests and the NCCL env."""
     tech = _technology(technology, ('TCPXO', 'TCPX'))
     if nccl_env_mode not in NCCL_ENV_CHOICES:
@@ -197,7 +198,7 @@ def _socket_mounts(stack, container, mounts, where):
 
 
 def rdma_workload(obj, claim_template=None, shared_memory_limit=None):
-    """Return a copy of ``obj`` with GPUDirect-RDMA through DRANET (seed 001's test Pods): the claim of
+    """Return a copy of ``obj`` with GPUDirect-RDMA through DRANET (the GKE GPUDirect RDMA guide's test Pods): the claim of
     the ResourceClaimTemplate (``all-mrdma``), GPU requests, the host's NVIDIA and gIB directories,
     /dev/shm and LD_LIBRARY_PATH. NCCL's RDMA settings come from the gIB image's script, which the
     workload's command sources (``GKE_RDMA['nccl_env_script']``)."""
@@ -211,7 +212,7 @@ def rdma_workload(obj, claim_template=None, shared_memory_limit=None):
         _refuse_host_network(pod_spec, where)
         if 'networking.gke.io/interfaces' in (metadata.get('annotations') or {}):
             raise InputError('%s.metadata.annotations[networking.gke.io/interfaces]: the multi-network API and DRANET cannot '
-                             'share a node pool (seed 001); remove the annotation or use the manual multi-network path' % where)
+                             'share a node pool (Google\'s GKE GPUDirect RDMA guide); remove the annotation or use the manual multi-network path' % where)
         gpu_containers = _gpu_containers(pod_spec, where, 8, skip=())
         _merge_named(pod_spec.setdefault('resourceClaims', []), {'name': RDMA_CLAIM_NAME, 'resourceClaimTemplateName': template_name},
                      where + '.resourceClaims')

@@ -73,10 +73,10 @@ def verdict_target(params):
 
 
 def gce_exec(params, technology):
-    """(container, argv): seed 000's setup commands and run script, from the catalog, as one ``bash -c`` in the
+    """(container, argv): the Compute Engine GPUDirect guide's setup commands and run script, from the catalog, as one ``bash -c`` in the
     NCCL test container (module nccl_container starts it; its name is the catalog's unless ``container`` is given)."""
     if not technology:
-        raise InputError('machine_type: mode gce needs machine_type (or technology) to pick the seed\'s run script; '
+        raise InputError('machine_type: mode gce needs machine_type (or technology) to pick the guide\'s run script; '
                          'for example machine_type: a3-megagpu-8g')
     try:
         stack = host_stacks.host_stack(technology)
@@ -108,7 +108,7 @@ def evidence_required(params):
 
 
 def seed_command(stack, collective):
-    """The seed's run command for ``collective`` (None: the seed's own, all_gather). TCPXO's script takes the nccl-tests
+    """The guide's run command for ``collective`` (None: the guide's own, all_gather). TCPXO's script takes the nccl-tests
     binary as its first argument, so any collective runs; TCPX's image has a script for all_gather only."""
     wanted = nccl_parse.collective_name(collective)
     seeds = collective_in_command(stack.nccl_test_command)

@@ -662,7 +662,7 @@ def parse_text(text, collective=None):
 def parse(output, collective=None):
     """Parse nccl-tests output: the ``-J`` JSON file or the text a run printed.
 
-    ``collective`` names the collective for tests whose output does not (the seeds' scripts print
+    ``collective`` names the collective for tests whose output does not (the guides' scripts print
     only the table); a name printed in the output always wins and the hint is marked as such
     (``name_source``).
 

@@ -28,7 +28,7 @@ THRESHOLD_KEYS = ('avg_busbw_gbps', 'large_busbw_gbps')
 REFERENCE_FRACTION = 0.6
 # The share of the published healthy bus bandwidth (the catalog's reference curve at the sweep's largest size) a run must
 # reach. A fault (NCCL's Socket fallback, a data NIC down, the GPUDirect plugin or its receive-datapath manager missing)
-# halves the bandwidth or worse, while a healthy run stays well above the bar: seed 003's own healthy TCPXO sample reaches
+# halves the bandwidth or worse, while a healthy run stays well above the bar: the GKE GPUDirect-TCPX/TCPXO guide's own healthy TCPXO sample reaches
 # 0.67 of A3 Mega's curve at 1 GiB (122.14 of 183.38 GB/s), so the bar must sit below that and above one half.
 
 MIN_JUDGED_SIZE = 64 << 20

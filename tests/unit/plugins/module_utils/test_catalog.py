@@ -562,7 +562,7 @@ def test_device_lists():
 
 @pytest.mark.parametrize('pair', F.VERSION_PAIRS, ids=lambda p: '%s-%s' % (p.technology, p.name))
 def test_version_pair_provenance(pair):
-    if pair.source == 'seed 000':
+    if pair.source == "Google's Compute Engine GPUDirect guide":   # tests/unit/seeds/000_*
         section = S000_HOST[pair.technology]
         assert_in(pair.rxdm_image + ' \\\n', section, 'rxdm image')
         assert re.search(re.escape(pair.plugin_image) + r'[" ]', section), pair.plugin_image
@@ -600,14 +600,14 @@ def test_version_pair_lookup(kwargs, expected):
 
 
 def test_version_pair_untagged_tcpx():
-    assert F.version_pair('tcpx', rxdm='latest').name == 'seed-000'
-    assert F.version_pair('TCPX', rxdm='us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd').name == 'seed-000'
+    assert F.version_pair('tcpx', rxdm='latest').name == 'compute-engine-guide'
+    assert F.version_pair('TCPX', rxdm='us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd').name == 'compute-engine-guide'
     assert F.version_pair('GPUDirect-TCPX', rxdm='v2.0.12', plugin='v3.1.9').name == 'public-2024-02'
 
 
 @pytest.mark.parametrize('technology,kwargs,fragments', [
     ('TCPXO', dict(rxdm='v1.0.19', plugin='v1.0.15'),
-     ['rxdm_version / plugin_version', 'not a known-good pair', 'seed-000 (rxdm v1.0.19, plugin v1.0.13-1)',
+     ['rxdm_version / plugin_version', 'not a known-good pair', 'compute-engine-guide (rxdm v1.0.19, plugin v1.0.13-1)',
       'public-2026-01 (rxdm v1.0.21, plugin v1.0.15)']),
     ('TCPX', dict(rxdm='v2.0.12', plugin='latest'), ['RxDM v2.0.12 and NCCL plugin untagged', 'public-2024-02']),
     ('TCPXO', dict(rxdm='v9.9.9'), ['rxdm_version: rxdm v9.9.9 is not in a known-good TCPXO pair', 'use one of']),
@@ -977,7 +977,7 @@ def test_check_provisioning_model():
     assert F.check_provisioning_model(F.FAMILIES['a3-megagpu-8g'], 'reservation_bound').reservation_required
     assert F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], None).name == 'STANDARD'
     # Google's current reservation-bound page lists A3 Edge, seed 000 does not: refused unless the dispute is accepted
-    with pytest.raises(ValueError, match=r"^provisioning_model: RESERVATION_BOUND on a3-edgegpu-8g is disputed: the Compute Engine manual"):
+    with pytest.raises(ValueError, match=r"^provisioning_model: RESERVATION_BOUND on a3-edgegpu-8g is disputed: Google's Compute Engine GPUDirect guide says"):
         F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], 'RESERVATION_BOUND')
     assert F.check_provisioning_model(F.FAMILIES['a3-edgegpu-8g'], 'RESERVATION_BOUND', accept_disputed=True).reservation_required
     with pytest.raises(ValueError, match=r"^provisioning_model: unknown provisioning model 'PREEMPTIBLE'; choose one of: "):

@@ -18,7 +18,7 @@ description:
     changes anything.
   - An existing cluster is adopted; what it lacks is reported field by field. A control plane below the floor is upgraded
     in place (C(desiredMasterVersion)); Dataplane V2, IP aliases, the cluster mode and multi-networking cannot be changed
-    (seed 003 says an existing cluster cannot be updated to use multi-networking), so a cluster without them fails
+    (the GKE GPUDirect-TCPX/TCPXO guide says an existing cluster cannot be updated to use multi-networking), so a cluster without them fails
     before anything is changed, naming the fields and the way out (a new cluster).
   - GKE runs one operation at a time per cluster; a call refused because another operation is running awaits that
     operation and is sent again. Operations are polled with backoff; their progress is returned in RV(operations).

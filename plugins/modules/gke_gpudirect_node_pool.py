@@ -145,8 +145,8 @@ options:
     default: false
   host_maintenance_interval:
     description:
-      - How often the nodes' hosts get planned maintenance (C(NodeConfig.hostMaintenancePolicy.maintenanceInterval)); seed
-        003's optional C(gcloud beta container node-pools create --host-maintenance-interval=PERIODIC).
+      - How often the nodes' hosts get planned maintenance (C(NodeConfig.hostMaintenancePolicy.maintenanceInterval)); the GKE GPUDirect-TCPX/TCPXO
+        guide's optional C(gcloud beta container node-pools create --host-maintenance-interval=PERIODIC).
       - A field of the Container API v1beta1 only, so with it set the pool is created, read and changed through v1beta1.
         It cannot change on an existing pool (a difference is immutable, see O(recreate)); unset, it is not compared.
     type: str

@@ -20,7 +20,7 @@ description:
   - Before creating anything it checks the device nodes the container needs and names each missing
     one with the command that creates it, and it refuses an RxDM / NCCL plugin version pair that the
     catalog does not know unless O(force_version_pair=true).
-  - For the families whose catalog entry has a gVNIC driver floor (A3 High and A3 Edge, GPUDirect-TCPX: 1.4.0rc3), it
+  - For the families whose catalog entry has a gVNIC driver floor (A3 High and A3 Edge, GPUDirect-TCPX, floor 1.4.0rc3), it
     reads the driver of every data NIC with C(ethtool -i) (from sysfs where ethtool is missing), in check mode too, and
     fails before anything is created when a NIC's driver is not gve or older than the floor. The version 1.0.0, which
     in-kernel drivers always report, is not judged (a warning says so), as Google's driver repository advises.

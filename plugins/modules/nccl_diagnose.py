@@ -19,7 +19,7 @@ description:
     shows fewer GPUs than O(expected_gpus), a network other than the GPUDirect one, or a plugin or NCCL version the other
     hosts do not run (mixed plugin versions hang NCCL)."
   - "Per NIC (GPUDirect-TCPX and TCPXO, O(nics=true)): each host named bad by its pairs runs once per data NIC with a
-    healthy host, NCCL restricted to that NIC (the seed's run command with one NIC in its NIC list, which its scripts hand
+    healthy host, NCCL restricted to that NIC (the guide's run command with one NIC in its NIC list, which its scripts hand
     to NCCL_FASTRAK_IFNAME or NCCL_GPUDIRECTTCPX_SOCKET_IFNAME); a NIC below its share of the line rate (line rate / data
     NICs x 0.6, the verdict's reference fraction) is named."
   - With O(dest), once the diagnosis is done, writes C(report.json), C(junit.xml), C(summary.md) (one table of hosts with
@@ -43,7 +43,7 @@ options:
     description: GPUDirect technology when no O(machine_type) is given (V(TCPX), V(TCPXO) or V(RDMA)).
     type: str
   collective:
-    description: The collective of the runs (the seed's, all_gather, when unset); used to build the per-NIC command.
+    description: The collective of the runs (the guide's, all_gather, when unset); used to build the per-NIC command.
     type: str
   results:
     description:

@@ -170,7 +170,7 @@ def test_an_adopted_cluster_without_multi_networking_is_refused_with_the_seeds_w
         result = cluster(cluster='dp2', check_mode=check_mode)
         assert result.get('failed'), result
         assert 'an existing cluster cannot be updated to use multi-networking' in result['msg'], result['msg']
-        assert 'No puedes actualizar un clúster existente para usar redes múltiples' in result['msg']
+        assert 'you cannot update an existing cluster to use multi-networking' in result['msg']
         assert 'choose another cluster name' in result['msg']
     assert mutating(sandbox, before) == []
 

@@ -216,7 +216,7 @@ def test_a_pool_with_nccl_fast_socket_is_refused_before_any_change(sandbox, mega
         result = mega(check_mode=check_mode)
         assert result.get('failed'), result
         assert "config.fastSocket (now {'enabled': True}" in result['msg'], result['msg']
-        assert 'No puedes usar NCCL FastSocket' in result['msg'] and 'recreate' in result['msg']
+        assert 'you cannot use NCCL FastSocket' in result['msg'] and 'recreate' in result['msg']
     assert mutating(sandbox, since) == []
     done = mega(recreate=True)
     assert done['changed'] is True, done

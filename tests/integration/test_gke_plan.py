@@ -75,7 +75,7 @@ CASES = [
     ('existing-cluster-without-multi-networking', 'gke_a3high.yml', {'gpudirect_cluster': 'single'},
      ['gpudirect_cluster: single exists in us-central1-a but cannot carry GPUDirect-TCPX node pools',
       'networkConfig.enableMultiNetworking: false, and an existing cluster cannot be updated to use multi-networking (seed 003: ',
-      'No puedes actualizar un clúster existente para usar redes múltiples', 'choose another cluster name or delete that cluster']),
+      'you cannot update an existing cluster to use multi-networking', 'choose another cluster name or delete that cluster']),
     # An existing pool that differs in fields only a new pool fixes (made before the run: see make_existing_resources).
     ('existing-pool-immutable', 'gke_a3ultra.yml', {},
      ['gpudirect_node_pool (unset: from gpudirect_cluster): node pool a3ultra-gpu exists and differs in fields the API cannot change',

@@ -41,15 +41,15 @@ GKE_VPC_LAYOUT = MappingProxyType({
 
 GKE_CLUSTER_FLAGS = ('--enable-dataplane-v2', '--enable-ip-alias', '--enable-multi-networking', '--no-enable-autoupgrade')
 # Google's GKE GPUDirect-TCPX/TCPXO guide cluster create (both tabs). Multi-networking can only be enabled at cluster creation:
-GKE_MULTI_NETWORKING_AT_CREATION = ('an existing cluster cannot be updated to use multi-networking (Google's GKE GPUDirect-TCPX/TCPXO guide: "No puedes actualizar '
-                                    'un clúster existente para usar redes múltiples")')
+GKE_MULTI_NETWORKING_AT_CREATION = ("an existing cluster cannot be updated to use multi-networking (Google's GKE GPUDirect-TCPX/TCPXO "
+                                    'guide, "Limitations": you cannot update an existing cluster to use multi-networking)')
 GKE_NODE_POOL_FLAGS = ('--enable-gvnic', '--no-enable-autoupgrade')
 GKE_GPU_DRIVER_VERSION = 'LATEST'
 # Google's GKE GPUDirect-TCPX/TCPXO guide ``gpu-driver-version=LATEST``; requirements: NVIDIA driver 535 or later.
 # Google's GKE GPUDirect-TCPX/TCPXO guide node pool create, optional: `--host-maintenance-interval=PERIODIC` (with `gcloud beta`); the Container API's
 # NodeConfig.hostMaintenancePolicy.maintenanceInterval (v1beta1 only; enum AS_NEEDED, PERIODIC).
 GKE_HOST_MAINTENANCE_INTERVALS = ('AS_NEEDED', 'PERIODIC')
-GKE_NO_FAST_SOCKET = 'no NCCL FastSocket (Google's GKE GPUDirect-TCPX/TCPXO guide: "No puedes usar NCCL FastSocket")'
+GKE_NO_FAST_SOCKET = "no NCCL FastSocket (Google's GKE GPUDirect-TCPX/TCPXO guide, \"Limitations\": you cannot use NCCL FastSocket)"
 GKE_REQUIREMENTS = (
     'Dataplane V2 (--enable-dataplane-v2)',
     'Container-Optimized OS node image (no Ubuntu / Windows)',

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute
+
 GVNIC_DRIVER = 'gve'
 NATIVE_DRIVER_VERSION = '1.0.0'
 _VERSION = re.compile(r'^(\d+(?:\.\d+)*)(?:[-_.]?rc(\d+))?')
@@ -74,5 +76,5 @@ def judge(readings, floor):
                          'ignore it), so it was not judged against %s' % (interface, version or 'none', floor))
         elif version_key(version) < version_key(floor):
             problems.append('%s: gVNIC driver gve %s is older than %s, which GPUDirect-TCPX needs; use a Container-Optimized OS '
-                            'image that ships it (cos-121-lts or later)' % (interface, version, floor))
+                            'image that ships it (%s or later)' % (interface, version, floor, compute.COS_IMAGE_FAMILY))
     return problems, notes

@@ -383,7 +383,7 @@ def changes(plan, current, current_size=None):
         if accelerator.get('gpuPartitionSize') or accelerator.get('gpuSharingConfig'):
             immutable.append(('config.accelerators.gpuSharingConfig', accelerator.get('gpuSharingConfig') or accelerator.get('gpuPartitionSize'),
                               None))
-    # seed 003 "Limitaciones": "No puedes usar NCCL FastSocket"; a new pool is made without it.
+    # The GKE GPUDirect-TCPX/TCPXO guide, "Limitations": no NCCL FastSocket; a new pool is made without it.
     if dig(current, 'config.fastSocket.enabled'):
         immutable.append(('config.fastSocket', dig(current, 'config.fastSocket'), 'none: %s' % gke_catalog.GKE_NO_FAST_SOCKET))
     calls = []

@@ -16,6 +16,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.utils.display import Display
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import converge, waiter
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import olm
 from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import CONNECTION_OPTIONS, KubeAction
 
 ARGUMENT_SPEC = {
@@ -30,8 +31,13 @@ ARGUMENT_SPEC = {
     'timeout': {'type': 'float', 'default': 300},
     'delay': {'type': 'float', 'default': 2},
     'description': {'type': 'str'},
+    'olm': {'type': 'dict', 'options': {
+        'operators': {'type': 'list', 'elements': 'dict', 'required': True},
+        'subscriptions': {'type': 'list', 'elements': 'dict', 'default': []},
+    }},
     **CONNECTION_OPTIONS,
 }
+OLM_STAGES = ('Subscription', 'InstallPlan', 'ClusterServiceVersion', 'CustomResourceDefinition')
 # A wait says where it stands after this many seconds, and again whenever the verdict changes (at most this often):
 # a GKE DaemonSet or an operator takes minutes, and a silent task looks hung.
 PROGRESS_AFTER = 10.0
@@ -52,12 +58,13 @@ class ActionModule(KubeAction):
                                    names=args['names'], label_selectors=args['label_selectors'])
         if args['objects'] is not None and not args['objects']:
             return dict(result, changed=False, verdict='ready', objects=[], reads=0, msg='%s: nothing to wait for' % what)
+        verdict_of = self._olm_stage(args)
         started = time.monotonic()
         try:
             api = self.client(args)
             verdict, named, summaries, reads = waiter.wait(api, chosen, expect=args['expect'], minimum=args['minimum'],
                                                            timeout=args['timeout'], delay=args['delay'],
-                                                           progress=self._progress(what, started))
+                                                           progress=self._progress(what, started), verdict_of=verdict_of)
             explanation = waiter.explain(api, named, args['expect'], verdict) if named is not None and verdict != 'ready' else []
         except (waiter.WaitError, converge.ApiRefusal) as exc:
             raise AnsibleActionFail('k8s_wait: %s: %s' % (what, exc)) from None
@@ -71,6 +78,18 @@ class ActionModule(KubeAction):
             return result
         gave_up = ' (still pending after %.0f s, %d reads)' % (waited, reads) if verdict.startswith('pending') else ''
         return dict(result, failed=True, msg='%s: %s%s%s' % (what, verdict, gave_up, ''.join('; ' + part for part in explanation)))
+
+    @staticmethod
+    def _olm_stage(args):
+        """With ``olm``: the verdict of one OLM stage (``kind``) of every planned operator over all the objects of that kind,
+        each operator's object judged by the readiness table (olm.progress), else None."""
+        if args['olm'] is None:
+            return None
+        if args['kind'] not in OLM_STAGES or args['names'] or args['label_selectors']:
+            raise AnsibleActionFail('k8s_wait: olm: give kind %s and no names or label_selectors (every object of the kind is '
+                                    'read; olm.operators names them)' % ', '.join(OLM_STAGES))
+        operators, subscriptions = args['olm']['operators'], args['olm']['subscriptions']
+        return lambda objects: olm.progress(objects, operators, args['kind'], subscriptions)
 
     def _progress(self, what, started):
         """The callback that prints where a long wait stands: after PROGRESS_AFTER seconds, then on each new verdict."""

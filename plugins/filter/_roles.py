@@ -159,7 +159,6 @@ PRIVATE = {
     'olm_plan': olm.plan,
     'olm_group_problems': olm.group_problems,
     'olm_floor_reports': olm.floor_reports,
-    'olm_progress': olm.progress,
     'perftest_link_rate': perftest.link_rate,
     'perftest_verdict': perftest.evaluate,
 }

@@ -97,6 +97,26 @@ options:
   description:
     description: How messages name what is waited on (default O(kind)), such as C(the NCCL test Pods).
     type: str
+  olm:
+    description:
+      - "One stage of the Operator Lifecycle Manager install of several operators at once: O(kind) is the stage
+        (V(Subscription): it has its InstallPlan; V(InstallPlan): Complete; V(ClusterServiceVersion): Succeeded;
+        V(CustomResourceDefinition): Established), every object of that kind is read each poll, and each operator's own
+        object (named from its Subscription, or its pinned CSV, or its CRDs) is judged by the readiness table. The verdict
+        names the operator and the stage, then the object."
+      - Used by the role C(openshift_rdma); mutually exclusive in effect with O(names) and O(label_selectors).
+    type: dict
+    suboptions:
+      operators:
+        description: The planned operators (C(title), C(namespace), C(subscription), C(csv), C(pin_csv), C(crds)).
+        type: list
+        elements: dict
+        required: true
+      subscriptions:
+        description: The Subscriptions as read after the Subscription stage (the later stages follow their references).
+        type: list
+        elements: dict
+        default: []
 seealso:
   - module: kubernetes.core.k8s_info
 """
@@ -115,6 +135,16 @@ EXAMPLES = r"""
 - name: Wait until the rendered Networks are Ready
   aiinfra.gpudirect.k8s_wait:
     objects: "{{ rendered | selectattr('kind', 'in', ['Network', 'GKENetworkParamSet']) | list }}"
+
+- name: Wait until every operator's CSV has Succeeded
+  aiinfra.gpudirect.k8s_wait:
+    description: OLM stage ClusterServiceVersion
+    api_version: operators.coreos.com/v1alpha1
+    kind: ClusterServiceVersion
+    olm:
+      operators: "{{ planned_operators }}"
+      subscriptions: "{{ subscriptions }}"
+    timeout: 900
 
 - name: Wait for two test Pods
   aiinfra.gpudirect.k8s_wait:

@@ -82,15 +82,20 @@ def judge(reads, expect, minimum):
     return readiness.worst(verdicts) + (summaries,)
 
 
-def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=time.sleep, progress=None):
+def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=time.sleep, progress=None, verdict_of=None):
     """Poll until every selection is ready or one has failed, or ``timeout`` passes: (verdict, object named, summaries,
-    reads). ``progress(verdict)`` is called after each read."""
+    reads). ``progress(verdict)`` is called after each read. ``verdict_of(objects)``: a verdict over all the objects
+    read at once instead of one per object (OLM's stages, judged per operator by olm.progress with the same table)."""
     expect = expect or {}
     count = [0]
 
     def poll_once():
         count[0] += 1
-        outcome = judge([(selection, read(api, selection)) for selection in chosen], expect, int(minimum))
+        reads = [(selection, read(api, selection)) for selection in chosen]
+        if verdict_of is not None:
+            outcome = (verdict_of([obj for _selection, pairs in reads for _name, obj in pairs if obj is not None]), None, [])
+        else:
+            outcome = judge(reads, expect, int(minimum))
         if progress:
             progress(outcome[0])
         return outcome

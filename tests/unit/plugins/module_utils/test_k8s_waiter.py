@@ -126,3 +126,19 @@ def test_a_kind_the_server_does_not_serve_is_an_error_and_a_refused_explanation_
         def list(self, resource, namespace, label_selector=None, field_selector=None):
             raise ApiRefusal(403, {'reason': 'Forbidden', 'message': 'events is forbidden'})
     assert waiter.explain(Refusing([]), pod('a', phase='Pending')) == []
+
+
+def test_a_verdict_over_all_objects_read_judges_them_as_a_whole():
+    """OLM's stages: every object of the kind is read each poll and one verdict covers them (k8s_wait's olm option)."""
+    def csv(phase):
+        return {'kind': 'ClusterServiceVersion', 'metadata': {'name': 'op.v1', 'namespace': None}, 'status': {'phase': phase}}
+    api = FakeApi([csv('Installing')], [csv('Installing')], [csv('Succeeded')])
+    seen = []
+
+    def verdict_of(objects):
+        seen.append([obj['status']['phase'] for obj in objects])
+        return 'ready' if all(phase == 'Succeeded' for phase in seen[-1]) else 'pending: op: phase %s' % seen[-1][0]
+    chosen = waiter.selections(api_version='operators.coreos.com/v1alpha1', kind='ClusterServiceVersion')
+    verdict, named, summaries, reads = waiter.wait(api, chosen, timeout=60, delay=1, sleep=no_sleep, verdict_of=verdict_of)
+    assert verdict == 'ready' and named is None and summaries == [] and reads == len(seen) >= 2, (verdict, seen)
+    assert seen[0] == ['Installing'] and seen[-1] == ['Succeeded']

@@ -20,7 +20,6 @@ description:
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - aiinfra.gpudirect.report_dir
 options:
   parsed:

@@ -391,7 +391,8 @@ def test_check_mode_creates_nothing(sandbox, vms):
     ({'boot_disk_type': 'pd-fast'}, 'boot_disk_type: a3-highgpu-8g does not take pd-fast disks'),
     ({'image_family': 'cos-999-lts'}, "image_family: image family 'cos-999-lts' does not exist in project cos-cloud"),
     # Seed 000: "cos-121-lts 以降" (issue 24 item 6).
-    ({'image_family': 'cos-117-lts'}, "image_family: cos-117-lts is older than seed 000's floor cos-121-lts"),
+    ({'image_family': 'cos-117-lts'}, "image_family: cos-117-lts is older than cos-121-lts, the oldest family Google's Compute Engine "
+                                      "GPUDirect guide allows"),
     ({'boot_disk_size_gb': -10}, 'boot_disk_size_gb: -10 GB'),
     ({'timeout': 0}, 'timeout: 0 seconds'),
     ({'network_interfaces': [{'network': 'hi-mgmt-net', 'subnetwork': 'hi-mgmt-sub'}] +

@@ -205,7 +205,7 @@ def test_a_busy_cluster_is_awaited_then_updated(sandbox, cluster, api):
     puts = [e['status'] for e in sandbox.request_log() if e['method'] == 'PUT']
     assert puts == [400, 200], 'refused while the node pool was being created, then sent again: %s' % puts
     assert any('another operation' in line for line in result['operations']), result['operations']
-    assert result['cluster']['currentMasterVersion'] == '1.34.8-gke.1278000'
+    assert result['cluster']['currentMasterVersion'] == '1.35.7-gke.1222000'
 
 
 def test_delete_only_what_the_collection_created(sandbox, cluster):

@@ -74,7 +74,8 @@ CASES = [
     # Seed 003: "No puedes actualizar un clúster existente para usar redes múltiples" (issue 24 item 8: it was updated in place).
     ('existing-cluster-without-multi-networking', 'gke_a3high.yml', {'gpudirect_cluster': 'single'},
      ['gpudirect_cluster: single exists in us-central1-a but cannot carry GPUDirect-TCPX node pools',
-      'networkConfig.enableMultiNetworking: false, and an existing cluster cannot be updated to use multi-networking (seed 003: ',
+      "networkConfig.enableMultiNetworking: false, and an existing cluster cannot be updated to use multi-networking (Google's GKE "
+      'GPUDirect-TCPX/TCPXO guide, ',
       'you cannot update an existing cluster to use multi-networking', 'choose another cluster name or delete that cluster']),
     # An existing pool that differs in fields only a new pool fixes (made before the run: see make_existing_resources).
     ('existing-pool-immutable', 'gke_a3ultra.yml', {},

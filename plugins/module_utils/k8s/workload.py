@@ -46,6 +46,14 @@ def pod_templates(obj):
     raise InputError('workload: kind %r cannot carry GPUDirect; give a Pod, Deployment, StatefulSet, Job, CronJob or JobSet' % kind)
 
 
+# Workloads that complete: their Pods must end when the application ends, which a daemon container would keep running.
+# GoogleCloudPlatform/container-engine-accelerators, gpudirect-tcpxo/best-practice.md ("Automatic Sidecar Termination"): the
+# daemon goes in as a native sidecar (an init container with restartPolicy Always; on by default from GKE minor 1.29), which
+# the kubelet stops once the main containers have exited. Long-running kinds keep it as a container, as the guide's
+# manifests have it (and as GKE minors before 1.29 need).
+COMPLETING_KINDS = ('Job', 'CronJob', 'JobSet')
+
+
 def _name(obj):
     return '%s/%s' % (obj.get('kind'), (obj.get('metadata') or {}).get('name'))
 
@@ -141,7 +149,8 @@ def _tcpx_env(technology, mode):
 
 def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=None, shared_memory_limit=None):
     """Return a copy of ``obj`` with GPUDirect-TCPX / TCPXO (Google's GKE GPUDirect-TCPX/TCPXO guide): annotations, the RxDM sidecar
-    (tcpx-daemon / tcpxo-daemon), volumes and mounts, /dev/shm, GPU requests and the NCCL env."""
+    (tcpx-daemon / tcpxo-daemon; a native sidecar in a Job, CronJob or JobSet, so that it completes: COMPLETING_KINDS),
+    volumes and mounts, /dev/shm, GPU requests and the NCCL env."""
     tech = _technology(technology, ('TCPXO', 'TCPX'))
     if nccl_env_mode not in NCCL_ENV_CHOICES:
         raise InputError('nccl_env: %r; choose one of: %s' % (nccl_env_mode, ', '.join(NCCL_ENV_CHOICES)))
@@ -172,7 +181,10 @@ def gpudirect_workload(obj, technology, nccl_env_mode='required', daemon_image=N
                                  % (where or 'metadata', key, tech, value))
             annotations[key] = value
         gpu_containers = _gpu_containers(pod_spec, where, gpus, skip=(stack.daemon_container,))
-        _merge_named(pod_spec.setdefault('containers', []), daemon, where + '.containers')
+        if result.get('kind') in COMPLETING_KINDS:
+            _merge_named(pod_spec.setdefault('initContainers', []), dict(daemon, restartPolicy='Always'), where + '.initContainers')
+        else:
+            _merge_named(pod_spec.setdefault('containers', []), daemon, where + '.containers')
         for volume in volumes + [shm_volume]:
             _merge_named(pod_spec.setdefault('volumes', []), volume, where + '.volumes')
         mounts = [{'name': n, 'mountPath': p, **({'readOnly': True} if ro else {})} for n, p, ro in stack.gpu_container_mounts]

@@ -254,12 +254,21 @@ def test_gpudirect_workload_on_deployment_job_and_jobset():
     out = workload.gpudirect_workload(deployment, 'TCPX', nccl_env_mode='recommended')
     kubernetes_validate.validate(out, '1.33', strict=True)
     assert 'devices.gke.io/container.tcpx-daemon' in out['spec']['template']['metadata']['annotations']
+    assert [c['name'] for c in out['spec']['template']['spec']['containers']] == ['main', 'tcpx-daemon']   # runs as long as it
     job = {'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'j'}, 'spec': {'template': {'spec': {
         'restartPolicy': 'Never', 'containers': [{'name': 'main', 'image': 'x'}]}}}}
-    kubernetes_validate.validate(workload.gpudirect_workload(job, 'TCPXO', nccl_env_mode='profile'), '1.33', strict=True)
+    out = workload.gpudirect_workload(job, 'TCPXO', nccl_env_mode='profile')
+    kubernetes_validate.validate(out, '1.33', strict=True)
+    # A Job completes: the daemon is a native sidecar, which the kubelet stops once main has exited (the accelerators
+    # repository's best practice); as a container it would keep the Pod, and so the Job, running.
+    pod_spec = out['spec']['template']['spec']
+    assert [c['name'] for c in pod_spec['containers']] == ['main']
+    assert [(c['name'], c['restartPolicy']) for c in pod_spec['initContainers']] == [('tcpxo-daemon', 'Always')]
+    assert workload.gpudirect_workload(out, 'TCPXO', nccl_env_mode='profile') == out
     out = workload.gpudirect_workload(JOBSET, 'TCPXO')
     inner = out['spec']['replicatedJobs'][0]['template']['spec']['template']
-    assert [c['name'] for c in inner['spec']['containers']] == ['main', 'tcpxo-daemon']
+    assert [c['name'] for c in inner['spec']['containers']] == ['main']
+    assert [(c['name'], c['restartPolicy']) for c in inner['spec']['initContainers']] == [('tcpxo-daemon', 'Always')]
 
 
 @pytest.mark.parametrize('change,message', [

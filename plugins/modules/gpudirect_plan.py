@@ -245,7 +245,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gce import netwo
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors import GcpError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import FIELD, InputError
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import region_path, reservation_path
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import reservation_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, node_pool_path, server_config_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
@@ -671,19 +671,15 @@ def check_pool_gpu_quota(compute, params, plan, zones, current_pool, problems):
     added = (plan.body['initialNodeCount'] - now) * gpus_per_node_count
     if added <= 0:   # same size or smaller: no quota needed, no read
         return
-    metric = ('PREEMPTIBLE_' if params['provisioning'] == 'spot' else '') + family.gpu_quota_metric
+    metric = lookups.gpu_quota_metric(family, compute_catalog.SPOT if params['provisioning'] == 'spot' else None)
     region = links.region_of(zones[0])
-    resource = compute.get(region_path(region), "get region '%s'" % region) or {}
-    quota = next((item for item in resource.get('quotas') or [] if item.get('metric') == metric), None)
-    if quota is None:
-        return
-    free = int(quota['limit'] - quota.get('usage', 0))
-    if added > max(free, 0):
+    left = lookups.gpu_quota_left(compute, region, metric)
+    if left is not None and added > left[0]:
         problems.add('node_pool', 'node_count: %d nodes per zone of %s in %s need %d more GPUs of quota %s in %s, and the project has %d '
                                   'of its limit of %d left there; request more quota (https://cloud.google.com/compute/resource-usage#gpu_quota), '
                                   'use a reservation, or give at most %d'
-                     % (plan.body['initialNodeCount'], family.machine_type, ', '.join(zones), added, metric, region, max(free, 0),
-                        int(quota['limit']), max(free, 0) // gpus_per_node_count + now))
+                     % (plan.body['initialNodeCount'], family.machine_type, ', '.join(zones), added, metric, region, left[0],
+                        left[1], left[0] // gpus_per_node_count + now))
 
 
 def check_pool_reservation(compute, params, plan, zones, problems):

@@ -98,6 +98,24 @@ def test_provisioning_models(sandbox, vms, model, extra, scheduling):
         assert inserts[-1]['body']['params'] == {'requestValidForDuration': {'seconds': '90'}}
 
 
+def test_the_gpus_of_the_new_vms_must_fit_the_regional_quota_before_any_insert(sandbox, vms):
+    """Compute Engine refuses an insert past the GPU quota (403 quotaExceeded); the module says so first, with the numbers,
+    counting only the VMs it creates (Spot VMs against the PREEMPTIBLE_ metric)."""
+    sandbox.set_quota('NVIDIA_H100_GPUS', 8, project=PROJECT, region=REGION)
+    refused = vms(count=2)
+    assert refused['failed'] is True
+    assert ('count: 2 new a3-highgpu-8g VMs need 16 GPUs of quota NVIDIA_H100_GPUS in us-central1, and the project has 8 of its '
+            'limit of 8 left there') in refused['msg'] and 'create at most 1' in refused['msg'], refused['msg']
+    assert [e for e in mutating(sandbox) if '/instances' in e['path']] == []
+    assert vms(count=1).get('failed') is not True          # 8 GPUs: fits
+    assert vms(count=1)['changed'] is False                # a rerun creates nothing, needs no quota
+    assert vms(count=2)['failed'] is True                  # the second VM would need 8 more; 0 left
+    sandbox.set_quota('PREEMPTIBLE_NVIDIA_H100_GPUS', 0, project=PROJECT, region=REGION)
+    spot = vms(count=1, prefix='sp', provisioning_model='spot', termination_action='DELETE')
+    assert spot['failed'] is True and ('need 8 GPUs of quota PREEMPTIBLE_NVIDIA_H100_GPUS in us-central1, and the project has 0'
+                                       in spot['msg']), spot['msg']
+
+
 def test_reservation_bound_needs_an_existing_reservation(sandbox, vms, connection):
     refused = vms(provisioning_model='reservation_bound', termination_action='DELETE', reservation='res-a', count=1)
     assert refused['failed'] is True

@@ -245,6 +245,22 @@ def test_an_unread_extra_var_is_only_warned_about_with_gpudirect_strict_vars_fal
     assert 'gpudirect_prefix: gce_cluster.yml reads no such variable; did you mean gpudirect_network_prefix?' in run.stdout + run.stderr
 
 
+def test_the_vms_gpus_must_fit_the_regional_quota_at_the_plan_step():
+    """Two A3 High VMs need 16 GPUs of NVIDIA_H100_GPUS; with 8 left the plan step refuses, with the numbers, before the
+    network stage writes anything (Compute Engine would refuse the second insert after the network exists)."""
+    sandbox = Sandbox(latency=0.0, seed=0, project='sandbox-project').start()
+    sandbox.set_quota('NVIDIA_H100_GPUS', 8, project='inputs-quota', region='us-central1')
+    try:
+        run = ansible_playbook(sandbox, 'a3high.yml', dict(SSH), project='inputs-quota', timeout=300)
+        writes = [e for e in sandbox.request_log() if e['method'] in ('POST', 'PUT', 'PATCH', 'DELETE') and '/inputs-quota/' in e['path']]
+    finally:
+        sandbox.stop()
+    assert run.returncode != 0
+    assert 'need 16 GPUs of quota NVIDIA_H100_GPUS in us-central1, and the project has 8 of its limit of 8 left there' in run.stdout, \
+        run.stdout[-3000:]
+    assert writes == []
+
+
 # The playbooks that only delete or only test: a misspelt or renamed variable, or a role variable of the wrong type,
 # refused by their plan step before any request that writes (a teardown that ran with a misspelt prefix would delete
 # the default prefix's resources).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import compute as compute_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.concurrency import map_concurrently
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp import links
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import (
@@ -188,11 +189,46 @@ def check_references(compute, spec, names, zone, fallback_zones=(), planned_subn
                              "subnetwork or name an existing one" % (subnet, region, network))
     if subnets:
         check_capacity(subnets, names, addresses_in_use(compute, names))
+    if new_vms is None:
+        new_vms = len(set(names) - set(compute.instances_by_name(names)))
     if spec.reservation:
-        if new_vms is None:
-            new_vms = len(set(names) - set(compute.instances_by_name(names)))
         check_reservation(compute, spec.reservation, zone, spec.family.machine_type, new_vms)
+    else:
+        check_gpu_quota(compute, spec, zone, new_vms)
     return networks
+
+
+def gpu_quota_left(compute, region, metric):
+    """(left, limit) of the project's regional quota ``metric`` (regions.get: its limit less its usage), or None when the
+    region lists no limit for it."""
+    resource = compute.get(region_path(region), "get region '%s'" % region) or {}
+    quota = next((item for item in resource.get('quotas') or [] if item.get('metric') == metric), None)
+    if quota is None:
+        return None
+    return max(int(quota['limit'] - quota.get('usage', 0)), 0), int(quota['limit'])
+
+
+def gpu_quota_metric(family, provisioning_model):
+    """The regional quota metric a VM of ``family`` counts against: the GPU model's, PREEMPTIBLE_ for Spot
+    (https://cloud.google.com/compute/resource-usage#gpu_quota)."""
+    return ('PREEMPTIBLE_' if provisioning_model == compute_catalog.SPOT else '') + family.gpu_quota_metric
+
+
+def check_gpu_quota(compute, spec, zone, new_vms):
+    """The GPUs of the VMs this call creates fit the project's regional GPU quota: Compute Engine refuses an insert past it
+    (403 quotaExceeded), after the network stage has run. Not judged: reservation-bound and flex-start VMs (the reservation
+    or the queue holds the capacity), a family without a metric, a region that lists no limit for it."""
+    family = spec.family
+    if not new_vms or not family.gpu_quota_metric or spec.provisioning_model in (compute_catalog.RESERVATION_BOUND, compute_catalog.FLEX_START):
+        return
+    region, metric = links.region_of(zone), gpu_quota_metric(family, spec.provisioning_model)
+    left = gpu_quota_left(compute, region, metric)
+    needed = new_vms * family.gpu_count
+    if left is not None and needed > left[0]:
+        raise InputError('count: %d new %s VMs need %d GPUs of quota %s in %s, and the project has %d of its limit of %d left there; '
+                         'request more quota (https://cloud.google.com/compute/resource-usage#gpu_quota), use a reservation, or '
+                         'create at most %d' % (new_vms, family.machine_type, needed, metric, region, left[0], left[1],
+                                                left[0] // family.gpu_count))
 
 
 def check_reservation(compute, name, zone, machine_type, new_vms):

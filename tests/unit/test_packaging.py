@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1].parent
@@ -157,6 +158,11 @@ def test_the_changelog_is_released_at_galaxys_version_and_changelog_rst_is_gener
     assert version in (changes.get('releases') or {}), 'galaxy.yml version %s has no release in changelogs/changelog.yaml' % version
     release = changes['releases'][version]
     assert release.get('release_date') and release['changes'].get('release_summary')
+    tool = os.path.join(os.path.dirname(sys.executable), 'antsibull-changelog')
+    if not os.path.exists(tool):
+        # The lanes of the other ansible-core minors have ansible-core and the test requirements only; the main lane (the
+        # pytest stage) has the tool and runs this.
+        pytest.skip('antsibull-changelog is not installed beside %s (an ansible-core minor lane)' % sys.executable)
     copy = tmp_path / 'collection'
     copy.mkdir()
     for name in ('galaxy.yml', 'CHANGELOG.rst'):
@@ -165,7 +171,7 @@ def test_the_changelog_is_released_at_galaxys_version_and_changelog_rst_is_gener
     for name in ('config.yaml', 'changelog.yaml'):
         (copy / 'changelogs' / name).write_bytes((ROOT / 'changelogs' / name).read_bytes())
     (copy / 'changelogs' / 'fragments').mkdir()
-    subprocess.run([os.path.join(os.path.dirname(sys.executable), 'antsibull-changelog'), 'generate'], cwd=copy, check=True,
+    subprocess.run([tool, 'generate'], cwd=copy, check=True,
                    capture_output=True)
     assert (copy / 'CHANGELOG.rst').read_text(encoding='utf-8') == (ROOT / 'CHANGELOG.rst').read_text(encoding='utf-8')
     assert 'v%s' % version in (ROOT / 'CHANGELOG.rst').read_text(encoding='utf-8')

@@ -5,17 +5,16 @@ import pytest
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.cos import gvnic
 
 # ethtool -i of a gVNIC data NIC (the fields and their order as ethtool prints them).
-ETHTOOL_GVE = """driver: gve
-version: 1.4.0rc3
-firmware-version: 
-expansion-rom-version: 
-bus-info: 0000:00:05.0
-supports-statistics: yes
-supports-test: no
-supports-eeprom-access: no
-supports-register-dump: no
-supports-priv-flags: yes
-"""
+ETHTOOL_GVE = ('driver: gve\n'
+               'version: 1.4.0rc3\n'
+               'firmware-version: \n'
+               'expansion-rom-version: \n'
+               'bus-info: 0000:00:05.0\n'
+               'supports-statistics: yes\n'
+               'supports-test: no\n'
+               'supports-eeprom-access: no\n'
+               'supports-register-dump: no\n'
+               'supports-priv-flags: yes\n')
 
 
 def test_ethtool_info_is_read():

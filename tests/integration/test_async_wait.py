@@ -26,8 +26,8 @@ def job(command):
 def test_the_jobs_result_comes_back_without_retry_lines_and_its_file_is_removed(tmp_path):
     run = play(tmp_path, [
         job([sys.executable, '-c', 'import time; time.sleep(3); print("made")']),
-        {'name': 'Wait for it', 'aiinfra.gpudirect.async_wait': {'jid': '{{ job.ansible_job_id }}', 'delay': 0.5,
-                                                                   'description': 'the test job'}, 'register': 'waited'},
+        {'name': 'Wait for it', 'register': 'waited',
+         'aiinfra.gpudirect.async_wait': {'jid': '{{ job.ansible_job_id }}', 'delay': 0.5, 'description': 'the test job'}},
         {'name': 'Show it', 'ansible.builtin.debug': {'msg': '{{ waited | to_json }}'}},
     ])
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
@@ -47,8 +47,8 @@ def test_a_failed_job_fails_with_its_own_result_and_a_job_still_running_is_named
         {'name': 'It failed with the job result', 'ansible.builtin.assert': {'that': [
             'failed_job is failed', 'failed_job.rc == 1', "'the job went wrong' in failed_job.stderr"]}},
         job(['sleep', '30']),
-        {'name': 'Wait too briefly', 'aiinfra.gpudirect.async_wait': {'jid': '{{ job.ansible_job_id }}', 'delay': 0.2, 'timeout': 1,
-                                                                        'description': 'the long job'}},
+        {'name': 'Wait too briefly',
+         'aiinfra.gpudirect.async_wait': {'jid': '{{ job.ansible_job_id }}', 'delay': 0.2, 'timeout': 1, 'description': 'the long job'}},
     ])
     assert run.returncode != 0
     assert 'TASK [It failed with the job result]' in run.stdout and 'All assertions passed' in run.stdout, run.stdout[-3000:]

@@ -20,12 +20,12 @@ description:
     with C(-b/-e/-f/-g/-n/-w/-c), an optional launcher (C(mpirun ...)) and environment."
   - "O(mode=parse): parses output gathered elsewhere (O(output) text or a file at O(path)), such as
     what C(kubectl exec) printed on GKE, or the C(-J) JSON results file."
-  - Before running (modes V(gce) and V(local)) it checks the GPUs with C(nvidia-smi) -- count, model,
+  - "Before running (modes V(gce) and V(local)) it checks the GPUs with C(nvidia-smi) -- count, model,
     driver, MIG mode and NVLink topology, and each GPU's health -- and fails before the test when they are not fit.
     Health, each finding named with the GPU index: uncorrected ECC errors since the driver loaded (volatile; the
     aggregate count is returned, not judged, as it outlives resets and repaired rows), retired pages or remapped rows
     pending, a row remapping failure (C(-q -d ROW_REMAPPER)), and, on a host of more than one GPU, NVLink links
-    inactive (C(nvlink -s)). A health query that C(nvidia-smi) refuses is listed in RV(preflight.not_read), not judged.
+    inactive (C(nvlink -s)). A health query that C(nvidia-smi) refuses is listed in RV(preflight.not_read), not judged."
   - Xid events are not read -- C(nvidia-smi) does not show them (they are NVRM lines of the kernel log).
   - The raw output is kept in a log file on the target when the verdict fails (or always, see O(keep_log)).
   - Standard library only; runs on Container-Optimized OS.
@@ -330,7 +330,7 @@ preflight:
       type: list
       elements: dict
     topology:
-      description: C(topo -m)'s GPU-to-GPU links, for example C({GPU0: {GPU1: NV18}}).
+      description: "C(topo -m)'s GPU-to-GPU links, for example C({GPU0: {GPU1: NV18}})."
       type: dict
     ecc:
       description:
@@ -339,7 +339,7 @@ preflight:
       type: list
       elements: dict
     remapped_rows:
-      description: By PCI bus id, C(correctable), C(uncorrectable), C(pending), C(failure) (C(-q -d ROW_REMAPPER)); null when not read.
+      description: By PCI bus id, C(correctable), C(uncorrectable), C(pending), C(failure) (from C(-q -d ROW_REMAPPER)); null when not read.
       type: dict
     nvlink:
       description: By GPU index, each link's state (V(up) when C(nvlink -s) gives it a speed, else V(inactive)); null when not read.

@@ -161,8 +161,8 @@ def parse_nvidia_smi_row_remapper(text):
     for line in text.splitlines():
         gpu = _SECTION_GPU.match(line)
         if gpu:
-            current = found.setdefault(gpu.group('bus').upper(), {'correctable': None, 'uncorrectable': None,
-                                                                   'pending': None, 'failure': None})
+            current = found.setdefault(gpu.group('bus').upper(),
+                                       {'correctable': None, 'uncorrectable': None, 'pending': None, 'failure': None})
             continue
         field = _FIELD.match(line)
         if current is not None and field and field.group('key').lower() in _REMAPPER_FIELDS:

@@ -15,20 +15,29 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.parse impor
 # GPU preflight (nvidia-smi)
 # ---------------------------------------------------------------------------------------------
 
-NVIDIA_SMI_QUERY = ('--query-gpu=index,name,driver_version,mig.mode.current,memory.total,pci.bus_id', '--format=csv,noheader')
+GPU_FIELDS = ('index', 'name', 'driver_version', 'mig.mode.current', 'memory.total', 'pci.bus_id')
+NVIDIA_SMI_QUERY = ('--query-gpu=' + ','.join(GPU_FIELDS), '--format=csv,noheader')
 NVIDIA_SMI_TOPOLOGY = ('topo', '-m')
+
+
+def _query_rows(text, fields):
+    """The rows of ``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader]`` (the header line skipped), each a list of
+    stripped fields; ValueError naming the line and the fields asked for when a line is not such a row."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lower().startswith('index,'):
+            continue
+        row = [f.strip() for f in line.split(',')]
+        if len(row) != len(fields) or not row[0].isdigit():
+            raise ValueError('nvidia-smi line %d: %r is not %s' % (number, line, ', '.join(fields)))
+        rows.append(row)
+    return rows
 
 
 def parse_nvidia_smi_gpus(text):
     """``nvidia-smi --query-gpu=index,name,driver_version,mig.mode.current,memory.total,pci.bus_id --format=csv,noheader``."""
     gpus = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lower().startswith('index,'):
-            continue
-        fields = [f.strip() for f in line.split(',')]
-        if len(fields) != 6 or not fields[0].isdigit():
-            raise ValueError('nvidia-smi line %d: %r is not index, name, driver_version, mig.mode.current, memory.total, '
-                             'pci.bus_id' % (number, line))
+    for fields in _query_rows(text, GPU_FIELDS):
         memory = re.match(r'^(\d+)\s*MiB$', fields[4])
         gpus.append({'index': int(fields[0]), 'name': fields[1], 'driver_version': fields[2], 'mig_mode': fields[3],
                      'memory_mib': int(memory.group(1)) if memory else None, 'pci_bus_id': fields[5]})
@@ -111,8 +120,9 @@ def check_gpus(gpus, topology, expected_count=None, gpu_model=None, min_driver=N
 # resets and remaps that already repaired the memory. Xid events are not read: nvidia-smi does not show them (they are
 # in the kernel log, NVRM: Xid lines).
 
-NVIDIA_SMI_ECC = ('--query-gpu=index,ecc.mode.current,ecc.errors.uncorrected.volatile.total,'
-                  'ecc.errors.uncorrected.aggregate.total,retired_pages.pending', '--format=csv,noheader')
+ECC_FIELDS = ('index', 'ecc.mode.current', 'ecc.errors.uncorrected.volatile.total', 'ecc.errors.uncorrected.aggregate.total',
+              'retired_pages.pending')
+NVIDIA_SMI_ECC = ('--query-gpu=' + ','.join(ECC_FIELDS), '--format=csv,noheader')
 NVIDIA_SMI_ROW_REMAPPER = ('-q', '-d', 'ROW_REMAPPER')
 NVIDIA_SMI_NVLINK = ('nvlink', '-s')
 
@@ -135,17 +145,9 @@ def _flag(value):
 def parse_nvidia_smi_ecc(text):
     """``nvidia-smi --query-gpu=index,ecc.mode.current,ecc.errors.uncorrected.volatile.total,
     ecc.errors.uncorrected.aggregate.total,retired_pages.pending --format=csv,noheader``."""
-    found = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lower().startswith('index,'):
-            continue
-        fields = [f.strip() for f in line.split(',')]
-        if len(fields) != 5 or not fields[0].isdigit():
-            raise ValueError('nvidia-smi line %d: %r is not index, ecc.mode.current, ecc.errors.uncorrected.volatile.total, '
-                             'ecc.errors.uncorrected.aggregate.total, retired_pages.pending' % (number, line))
-        found.append({'index': int(fields[0]), 'ecc_mode': fields[1], 'uncorrected_volatile': _count(fields[2]),
-                      'uncorrected_aggregate': _count(fields[3]), 'retired_pages_pending': _flag(fields[4])})
-    return found
+    return [{'index': int(fields[0]), 'ecc_mode': fields[1], 'uncorrected_volatile': _count(fields[2]),
+             'uncorrected_aggregate': _count(fields[3]), 'retired_pages_pending': _flag(fields[4])}
+            for fields in _query_rows(text, ECC_FIELDS)]
 
 
 _SECTION_GPU = re.compile(r'^GPU\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$')

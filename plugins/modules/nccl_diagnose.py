@@ -17,7 +17,9 @@ description:
     host left over) with a host that passed. A host is V(bad) when every pair it was in failed and a partner is known
     healthy, V(suspect) when that is not known, V(healthy) when a pair of it passed. A host is V(bad) also when its output
     shows fewer GPUs than O(expected_gpus), a network other than the GPUDirect one, or a plugin or NCCL version the other
-    hosts do not run (mixed plugin versions hang NCCL)."
+    hosts do not run (mixed plugin versions hang NCCL), or when the GPU preflight of M(aiinfra.gpudirect.nccl_perf) on it
+    found a problem (its C(host_evidence) C(gpu_problems): uncorrected ECC errors, remapped rows pending or failed, NVLink
+    links down, GPU count or model), also from a run that the preflight stopped."
   - "Per NIC (GPUDirect-TCPX and TCPXO, O(nics=true)): each host named bad by its pairs runs once per data NIC with a
     healthy host, NCCL restricted to that NIC (the guide's run command with one NIC in its NIC list, which its scripts hand
     to NCCL_FASTRAK_IFNAME or NCCL_GPUDIRECTTCPX_SOCKET_IFNAME); a NIC below its share of the line rate (line rate / data
@@ -116,7 +118,7 @@ rounds:
   type: int
 hosts:
   description: Per host C(status) (V(healthy), V(suspect), V(bad)), C(reasons), C(evidence) (gpus, network, plugin,
-    nccl_version), C(pairs) and C(bad_nics).
+    nccl_version, gpu_problems), C(pairs) and C(bad_nics).
   returned: always
   type: dict
 bad_hosts:

@@ -20,8 +20,13 @@ description:
     with C(-b/-e/-f/-g/-n/-w/-c), an optional launcher (C(mpirun ...)) and environment."
   - "O(mode=parse): parses output gathered elsewhere (O(output) text or a file at O(path)), such as
     what C(kubectl exec) printed on GKE, or the C(-J) JSON results file."
-  - Before running (modes V(gce) and V(local)) it checks the GPUs with C(nvidia-smi) -- count, model,
-    driver, MIG mode and NVLink topology -- and fails before the test when they are not fit.
+  - "Before running (modes V(gce) and V(local)) it checks the GPUs with C(nvidia-smi) -- count, model,
+    driver, MIG mode and NVLink topology, and each GPU's health -- and fails before the test when they are not fit.
+    Health, each finding named with the GPU index: uncorrected ECC errors since the driver loaded (volatile; the
+    aggregate count is returned, not judged, as it outlives resets and repaired rows), retired pages or remapped rows
+    pending, a row remapping failure (C(-q -d ROW_REMAPPER)), and, on a host of more than one GPU, NVLink links
+    inactive (C(nvlink -s)). A health query that C(nvidia-smi) refuses is listed in RV(preflight.not_read), not judged."
+  - Xid events are not read -- C(nvidia-smi) does not show them (they are NVRM lines of the kernel log).
   - The raw output is kept in a log file on the target when the verdict fails (or always, see O(keep_log)).
   - Standard library only; runs on Container-Optimized OS.
 author:
@@ -301,22 +306,66 @@ host_evidence:
     - "What the output shows of each host, by host name (nccl-tests' device list and NCCL's INFO lines of that host):
       C(gpus) (devices listed), C(network) and C(network_line) (NCCL's C(Using network) line), C(plugin) (the GPUDirect
       plugin's banner, for example V(FasTrak 1.0.13)) and C(nccl_version); null where the output does not say."
-  returned: when output was judged
+    - "C(gpu_problems): on the host the module ran on (its short host name), the preflight's RV(preflight.problems),
+      [] when it passed; null on other hosts and without preflight. Also returned when the preflight fails the
+      module, so that M(aiinfra.gpudirect.nccl_diagnose) names the host with them."
+  returned: when output was judged, or the preflight failed
   type: dict
   sample: {"vm-1": {"gpus": 8, "network": "FasTrak", "network_line": "Using network FasTrak", "plugin": "FasTrak 1.0.13",
-           "nccl_version": null}}
+           "nccl_version": null, "gpu_problems": []}}
 log_path:
   description: The file holding the raw output, when kept.
   returned: when the log was kept
   type: str
 preflight:
-  description: What nvidia-smi showed (gpus, topology) and the problems found.
+  description: What nvidia-smi showed and the problems found; also returned when the preflight fails the module.
   returned: when the preflight ran
   type: dict
+  contains:
+    nvidia_smi:
+      description: The nvidia-smi run.
+      type: str
+    gpus:
+      description: C(--query-gpu) per GPU (C(index), C(name), C(driver_version), C(mig_mode), C(memory_mib), C(pci_bus_id)).
+      type: list
+      elements: dict
+    topology:
+      description: "C(topo -m)'s GPU-to-GPU links, for example C({GPU0: {GPU1: NV18}})."
+      type: dict
+    ecc:
+      description:
+        - Per GPU C(index), C(ecc_mode), C(uncorrected_volatile), C(uncorrected_aggregate) (counts; null where not
+          supported) and C(retired_pages_pending) (null where the GPU remaps rows instead); null when not read.
+      type: list
+      elements: dict
+    remapped_rows:
+      description: By PCI bus id, C(correctable), C(uncorrectable), C(pending), C(failure) (from C(-q -d ROW_REMAPPER)); null when not read.
+      type: dict
+    nvlink:
+      description: By GPU index, each link's state (V(up) when C(nvlink -s) gives it a speed, else V(inactive)); null when not read.
+      type: dict
+    findings:
+      description:
+        - The health problems, each C({gpu, problem, detail}); C(problem) is one of V(uncorrected_ecc),
+          V(retired_pages_pending), V(row_remap_pending), V(row_remap_failure), V(nvlink_down).
+      type: list
+      elements: dict
+    not_read:
+      description: The health queries nvidia-smi refused or printed something unreadable for (command, exit status, output).
+      type: list
+      elements: str
+    problems:
+      description: Every problem as a sentence (the checks above and the findings' C(detail)); empty when fit.
+      type: list
+      elements: str
+    passed:
+      description: No problem found.
+      type: bool
 """
 
 import os
 import shlex
+import socket
 import tempfile
 import time
 
@@ -382,6 +431,24 @@ def find_nvidia_smi(module):
     return None
 
 
+def read_gpu_health(module, binary, gpus):
+    """The health queries' parsed output and findings; a query this nvidia-smi (or GPU) refuses is listed as not read."""
+    health, not_read = {}, []
+    for key, args, parse in (('ecc', nccl_preflight.NVIDIA_SMI_ECC, nccl_preflight.parse_nvidia_smi_ecc),
+                             ('remapped_rows', nccl_preflight.NVIDIA_SMI_ROW_REMAPPER, nccl_preflight.parse_nvidia_smi_row_remapper),
+                             ('nvlink', nccl_preflight.NVIDIA_SMI_NVLINK, nccl_preflight.parse_nvidia_smi_nvlink)):
+        rc, out, err = module.run_command([binary] + list(args))
+        try:
+            health[key] = parse(out) if rc == 0 else None
+        except ValueError as exc:
+            health[key], err = None, str(exc)
+        if health[key] is None:
+            not_read.append('%s %s (rc %d): %s' % (binary, ' '.join(args), rc, (err or out).strip()[-200:]))
+    health['findings'] = nccl_preflight.check_gpu_health(gpus, **{k: health[k] for k in ('ecc', 'remapped_rows', 'nvlink')})
+    health['not_read'] = not_read
+    return health
+
+
 def preflight(module, family):
     """nvidia-smi facts and problems; fails the module when the GPUs are not fit for the test."""
     binary = find_nvidia_smi(module)
@@ -398,13 +465,25 @@ def preflight(module, family):
     except ValueError as exc:
         module.fail_json(msg='preflight: cannot read what %s printed (%s); set nvidia_smi to the real nvidia-smi, or preflight: false'
                              % (binary, exc))
+    health = read_gpu_health(module, binary, gpus)
     expected = module.params['expected_gpus'] or (family.gpu_count if family else None)
     problems = nccl_preflight.check_gpus(gpus, topology, expected_count=expected, gpu_model=family.gpu_model if family else None,
                                          min_driver=families.MIN_NVIDIA_DRIVER, requested=module.params['ngpus'])
-    facts = {'nvidia_smi': binary, 'gpus': gpus, 'topology': topology, 'problems': problems, 'passed': not problems}
+    problems += [f['detail'] for f in health['findings']]
+    facts = dict(health, nvidia_smi=binary, gpus=gpus, topology=topology, problems=problems, passed=not problems)
     if problems:
-        module.fail_json(msg='preflight: the GPUs are not fit for an NCCL test: %s' % '; '.join(problems), preflight=facts)
+        module.fail_json(msg='preflight: the GPUs are not fit for an NCCL test: %s' % '; '.join(problems), preflight=facts,
+                         host_evidence=this_host_evidence({}, facts))
     return facts
+
+
+def this_host_evidence(evidence, preflight_facts):
+    """``host_evidence`` with this host's preflight problems (C(gpu_problems)) added under its short host name, the
+    name nccl-tests prints."""
+    if preflight_facts is not None:
+        name = socket.gethostname().split('.')[0]
+        evidence.setdefault(name, nccl_parse.empty_host_evidence())['gpu_problems'] = list(preflight_facts['problems'])
+    return evidence
 
 
 def keep_log(module, text, failed):
@@ -455,7 +534,7 @@ def judge(module, text, family_name, technology, hint, extra):
                                         require_network_evidence=nccl_command.evidence_required(module.params), run_problems=problems)
     except ValueError as exc:
         module.fail_json(msg=str(exc), **extra)
-    extra['host_evidence'] = nccl_parse.host_evidence(text)
+    extra['host_evidence'] = this_host_evidence(nccl_parse.host_evidence(text), extra.get('preflight'))
     failed = verdict['verdict'] == nccl_verdict.FAIL
     log_path = keep_log(module, text, failed)
     if log_path:

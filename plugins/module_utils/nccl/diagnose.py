@@ -12,7 +12,9 @@ then each host of a failed pair with a passed one), extended to NICs:
 * a host is **bad** when every pair it was in failed and one of its partners is known good (was in a passed pair),
   **suspect** when that is not known (no partner passed, or it was never tested), **healthy** when a pair of it passed;
   the evidence of the output can name a host bad too: fewer GPUs than expected, a network other than the GPUDirect one,
-  or a GPUDirect plugin (or NCCL) version the other hosts do not run (NCCL ranks with mixed plugin versions hang);
+  a GPUDirect plugin (or NCCL) version the other hosts do not run (NCCL ranks with mixed plugin versions hang), or a
+  problem the GPU preflight of the host that led a run found (nvidia-smi: uncorrected ECC errors, remapped rows pending
+  or failed, NVLink links down; nccl_perf's ``host_evidence`` ``gpu_problems``);
 * per NIC (TCPX/TCPXO, which restrict NCCL to the NICs of one list): each bad host is tested with a healthy one once per
   data NIC, NCCL restricted to that NIC; a NIC whose bus bandwidth stays below its share of the line rate (line rate /
   data NICs x verdict.REFERENCE_FRACTION) is named.
@@ -115,9 +117,12 @@ def host_facts(results):
     for run in results:
         for host, seen in (run.get('host_evidence') or {}).items():
             mine = facts.setdefault(host, {'gpus': None, 'network': None, 'network_line': None, 'plugin': None,
-                                           'nccl_version': None})
+                                           'nccl_version': None, 'gpu_problems': None})
             if seen.get('gpus'):
                 mine['gpus'] = seen['gpus'] if mine['gpus'] is None else min(mine['gpus'], seen['gpus'])
+            if seen.get('gpu_problems') is not None:
+                mine['gpu_problems'] = (mine['gpu_problems'] or []) + [p for p in seen['gpu_problems']
+                                                                       if p not in (mine['gpu_problems'] or [])]
             for key in ('network', 'network_line', 'plugin', 'nccl_version'):
                 if mine[key] is None and seen.get(key):
                     mine[key] = seen[key]
@@ -144,6 +149,7 @@ def evidence_problems(facts, expected_gpus=None, expected_networks=()):
             mine.append('GPUs seen: %d of %d' % (fact['gpus'], expected_gpus))
         if expected_networks and fact['network'] and fact['network'] not in expected_networks:
             mine.append('NCCL used %s, not %s' % (fact['network'], ' or '.join(expected_networks)))
+        mine.extend('nvidia-smi: %s' % p for p in fact.get('gpu_problems') or ())
     for key, label in (('plugin', 'GPUDirect plugin'), ('nccl_version', 'NCCL')):
         for host, (theirs, most) in _odd_ones(facts, key).items():
             problems[host].append('%s %s differs from %s (mixed versions hang NCCL)'

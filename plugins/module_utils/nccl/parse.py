@@ -687,6 +687,11 @@ def parse(output, collective=None):
 _PLUGIN_BANNER = re.compile(r'\bNET/(?P<net>[A-Za-z][\w-]*) ver\. (?P<version>\d[\w.+-]*?)\.?$')
 
 
+def empty_host_evidence():
+    """One host's evidence before anything is seen; ``gpu_problems``: the preflight's (nccl_perf adds them for its host)."""
+    return {'gpus': 0, 'network': None, 'network_line': None, 'plugin': None, 'nccl_version': None, 'gpu_problems': None}
+
+
 def host_evidence(text):
     """What the output shows about each host: ``{host: {'gpus', 'network', 'plugin', 'nccl_version'}}``.
 
@@ -699,7 +704,7 @@ def host_evidence(text):
     hosts = {}
 
     def entry(name):
-        return hosts.setdefault(name, {'gpus': 0, 'network': None, 'network_line': None, 'plugin': None, 'nccl_version': None})
+        return hosts.setdefault(name, empty_host_evidence())
 
     for raw in (text or '').splitlines():
         line = _strip_wrappers(raw)

@@ -15,20 +15,29 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.parse impor
 # GPU preflight (nvidia-smi)
 # ---------------------------------------------------------------------------------------------
 
-NVIDIA_SMI_QUERY = ('--query-gpu=index,name,driver_version,mig.mode.current,memory.total,pci.bus_id', '--format=csv,noheader')
+GPU_FIELDS = ('index', 'name', 'driver_version', 'mig.mode.current', 'memory.total', 'pci.bus_id')
+NVIDIA_SMI_QUERY = ('--query-gpu=' + ','.join(GPU_FIELDS), '--format=csv,noheader')
 NVIDIA_SMI_TOPOLOGY = ('topo', '-m')
+
+
+def _query_rows(text, fields):
+    """The rows of ``nvidia-smi --query-gpu=FIELDS --format=csv[,noheader]`` (the header line skipped), each a list of
+    stripped fields; ValueError naming the line and the fields asked for when a line is not such a row."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lower().startswith('index,'):
+            continue
+        row = [f.strip() for f in line.split(',')]
+        if len(row) != len(fields) or not row[0].isdigit():
+            raise ValueError('nvidia-smi line %d: %r is not %s' % (number, line, ', '.join(fields)))
+        rows.append(row)
+    return rows
 
 
 def parse_nvidia_smi_gpus(text):
     """``nvidia-smi --query-gpu=index,name,driver_version,mig.mode.current,memory.total,pci.bus_id --format=csv,noheader``."""
     gpus = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lower().startswith('index,'):
-            continue
-        fields = [f.strip() for f in line.split(',')]
-        if len(fields) != 6 or not fields[0].isdigit():
-            raise ValueError('nvidia-smi line %d: %r is not index, name, driver_version, mig.mode.current, memory.total, '
-                             'pci.bus_id' % (number, line))
+    for fields in _query_rows(text, GPU_FIELDS):
         memory = re.match(r'^(\d+)\s*MiB$', fields[4])
         gpus.append({'index': int(fields[0]), 'name': fields[1], 'driver_version': fields[2], 'mig_mode': fields[3],
                      'memory_mib': int(memory.group(1)) if memory else None, 'pci_bus_id': fields[5]})
@@ -100,3 +109,122 @@ def check_gpus(gpus, topology, expected_count=None, gpu_model=None, min_driver=N
         elif not_nvlink:
             problems.append('GPU pairs not linked by NVLink: %s' % ', '.join(not_nvlink))
     return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU health (nvidia-smi): uncorrected ECC errors, retired pages and remapped rows, NVLink links
+# ---------------------------------------------------------------------------------------------
+# What NVIDIA's GPU memory error management guide makes actionable: an uncorrected ECC error since the driver loaded
+# (volatile), a row remap or page retirement pending (applied at the next GPU reset), a row remap that failed (the
+# memory can no longer repair itself). The aggregate (lifetime) count is kept as evidence, not judged: it survives
+# resets and remaps that already repaired the memory. Xid events are not read: nvidia-smi does not show them (they are
+# in the kernel log, NVRM: Xid lines).
+
+ECC_FIELDS = ('index', 'ecc.mode.current', 'ecc.errors.uncorrected.volatile.total', 'ecc.errors.uncorrected.aggregate.total',
+              'retired_pages.pending')
+NVIDIA_SMI_ECC = ('--query-gpu=' + ','.join(ECC_FIELDS), '--format=csv,noheader')
+NVIDIA_SMI_ROW_REMAPPER = ('-q', '-d', 'ROW_REMAPPER')
+NVIDIA_SMI_NVLINK = ('nvlink', '-s')
+
+UNCORRECTED_ECC, RETIRED_PAGES_PENDING = 'uncorrected_ecc', 'retired_pages_pending'
+ROW_REMAP_PENDING, ROW_REMAP_FAILURE, NVLINK_DOWN = 'row_remap_pending', 'row_remap_failure', 'nvlink_down'
+
+
+def _count(value):
+    """An nvidia-smi counter: int, or None for [N/A] / [Not Supported] / N/A."""
+    value = value.strip()
+    return int(value) if value.isdigit() else None
+
+
+def _flag(value):
+    """An nvidia-smi yes/no field: True, False, or None when not supported."""
+    value = value.strip().lower()
+    return True if value in ('yes', '1', 'true') else False if value in ('no', '0', 'false') else None
+
+
+def parse_nvidia_smi_ecc(text):
+    """``nvidia-smi --query-gpu=index,ecc.mode.current,ecc.errors.uncorrected.volatile.total,
+    ecc.errors.uncorrected.aggregate.total,retired_pages.pending --format=csv,noheader``."""
+    return [{'index': int(fields[0]), 'ecc_mode': fields[1], 'uncorrected_volatile': _count(fields[2]),
+             'uncorrected_aggregate': _count(fields[3]), 'retired_pages_pending': _flag(fields[4])}
+            for fields in _query_rows(text, ECC_FIELDS)]
+
+
+_SECTION_GPU = re.compile(r'^GPU\s+(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$')
+_FIELD = re.compile(r'^\s+(?P<key>[^:]+?)\s*:\s*(?P<value>.*?)\s*$')
+_REMAPPER_FIELDS = {'correctable error': ('correctable', _count), 'uncorrectable error': ('uncorrectable', _count),
+                    'pending': ('pending', _flag), 'remapping failure occurred': ('failure', _flag)}
+
+
+def parse_nvidia_smi_row_remapper(text):
+    """``nvidia-smi -q -d ROW_REMAPPER`` -> ``{pci_bus_id: {'correctable', 'uncorrectable', 'pending', 'failure'}}``
+    (None where the GPU does not remap rows: ``Remapped Rows : N/A``)."""
+    found, current = {}, None
+    for line in text.splitlines():
+        gpu = _SECTION_GPU.match(line)
+        if gpu:
+            current = found.setdefault(gpu.group('bus').upper(),
+                                       {'correctable': None, 'uncorrectable': None, 'pending': None, 'failure': None})
+            continue
+        field = _FIELD.match(line)
+        if current is not None and field and field.group('key').lower() in _REMAPPER_FIELDS:
+            name, read = _REMAPPER_FIELDS[field.group('key').lower()]
+            current[name] = read(field.group('value'))
+    if not found:
+        raise ValueError('nvidia-smi -q -d ROW_REMAPPER printed no GPU section (GPU 00000000:00:06.0 ...)')
+    return found
+
+
+_NVLINK_GPU = re.compile(r'^GPU\s+(?P<index>\d+):')
+_NVLINK_LINK = re.compile(r'^\s+Link\s+(?P<link>\d+):\s*(?P<state>.*?)\s*$')
+
+
+def parse_nvidia_smi_nvlink(text):
+    """``nvidia-smi nvlink -s`` -> ``{gpu_index: {link: 'up' | 'inactive'}}`` (a link with a speed is up); a GPU with
+    no link listed (no NVLink, or NVML's ``all links are inActive``) maps to {}."""
+    found, current = {}, None
+    for line in text.splitlines():
+        gpu = _NVLINK_GPU.match(line)
+        if gpu:
+            current = found.setdefault(int(gpu.group('index')), {})
+            continue
+        link = _NVLINK_LINK.match(line)
+        if current is not None and link:
+            current[int(link.group('link'))] = 'up' if re.search(r'\d\s*[GM]B/s', link.group('state')) else 'inactive'
+    return found
+
+
+def _finding(gpu, problem, detail):
+    return {'gpu': gpu, 'problem': problem, 'detail': 'GPU %s: %s' % (gpu, detail)}
+
+
+def check_gpu_health(gpus, ecc=None, remapped_rows=None, nvlink=None):
+    """Named problems of each GPU (``[{'gpu': index, 'problem': name, 'detail': sentence}]``; empty when healthy).
+
+    ``ecc``: parse_nvidia_smi_ecc; ``remapped_rows``: parse_nvidia_smi_row_remapper (by PCI bus id, matched to the GPU
+    list's ``pci_bus_id``); ``nvlink``: parse_nvidia_smi_nvlink, judged only on a host of more than one GPU (a lone GPU
+    has no peer to link to). None: not read, not judged.
+    """
+    findings = []
+    for gpu in ecc or ():
+        if gpu['uncorrected_volatile']:
+            findings.append(_finding(gpu['index'], UNCORRECTED_ECC, '%d uncorrected ECC error(s) since the driver loaded '
+                                     '(volatile); reset the GPU, and replace it if they come back' % gpu['uncorrected_volatile']))
+        if gpu['retired_pages_pending']:
+            findings.append(_finding(gpu['index'], RETIRED_PAGES_PENDING,
+                                     'retired pages pending; reset the GPU (or reboot) to retire them'))
+    by_bus = {g['pci_bus_id'].upper(): g['index'] for g in gpus}
+    for bus, rows in sorted((remapped_rows or {}).items()):
+        index = by_bus.get(bus, bus)
+        if rows['failure']:
+            findings.append(_finding(index, ROW_REMAP_FAILURE, 'row remapping failed: the memory can no longer repair '
+                                     'itself; replace the GPU (on Compute Engine, report the host faulty)'))
+        if rows['pending']:
+            findings.append(_finding(index, ROW_REMAP_PENDING, 'remapped rows pending; reset the GPU (or reboot) to apply them'))
+    if len(gpus) > 1:
+        for index, links in sorted((nvlink or {}).items()):
+            down = sorted(link for link, state in links.items() if state != 'up')
+            if down:
+                findings.append(_finding(index, NVLINK_DOWN, 'NVLink link(s) %s of %d inactive (nvidia-smi nvlink -s)'
+                                         % (', '.join(str(d) for d in down), len(links))))
+    return findings

@@ -218,6 +218,8 @@ def _evidence_text(evidence):
     parts.append('plugin %s' % (evidence.get('plugin') or 'not logged'))
     if evidence.get('nccl_version'):
         parts.append('NCCL %s' % evidence['nccl_version'])
+    if evidence.get('gpu_problems') is not None:
+        parts.append('nvidia-smi: %s' % ('; '.join(evidence['gpu_problems']) or 'no GPU problem'))
     return ', '.join(parts)
 
 

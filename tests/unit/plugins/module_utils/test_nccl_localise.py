@@ -84,6 +84,20 @@ def test_a_host_with_another_plugin_version_or_a_missing_gpu_is_named():
     assert found['hosts']['vm-6']['reasons'] == ['GPUs seen: 7 of 8']
 
 
+def test_a_host_whose_gpu_preflight_found_a_problem_is_named_with_it():
+    """nccl_perf puts its preflight's problems in host_evidence (gpu_problems) of the host it ran on, also when the
+    preflight stopped the run; the pairs themselves all pass here, so only that evidence names the host."""
+    remap = 'GPU 3: remapped rows pending; reset the GPU (or reboot) to apply them'
+    evidence = {h: {'gpus': 8, 'plugin': 'FasTrak 1.0.13', 'gpu_problems': []} for h in names(4)}
+    evidence['vm-3'] = dict(evidence['vm-3'], gpu_problems=[remap])
+    evidence['vm-4'] = dict(evidence['vm-4'], gpu_problems=None)   # not the host that led its pair: not read
+    found = diagnose.diagnose(names(4), runner(evidence=evidence), expected_gpus=8)
+    assert diagnose.bad_hosts(found['hosts']) == ['vm-3']
+    assert found['hosts']['vm-3']['reasons'] == ['nvidia-smi: ' + remap]
+    assert found['hosts']['vm-3']['evidence']['gpu_problems'] == [remap]
+    assert found['hosts']['vm-1']['evidence']['gpu_problems'] == [] and found['hosts']['vm-4']['evidence']['gpu_problems'] is None
+
+
 def test_the_plan_names_round_one_and_the_rule_of_the_next():
     rounds = diagnose.plan(names(5))
     assert rounds[0] == {'round': 1, 'pairs': [['vm-1', 'vm-2'], ['vm-3', 'vm-4']]}

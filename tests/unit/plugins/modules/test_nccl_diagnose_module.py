@@ -6,6 +6,9 @@ verdicts on the recorded seed 003 TCPXO sample (healthy) and on the Socket fallb
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import socket
 
 import pytest
 
@@ -52,3 +55,29 @@ def test_round_two_pairs_the_failed_pair_with_passed_hosts_and_check_mode_writes
     assert nics['next_runs'][0]['test_command'].startswith('/scripts/run-nccl-tcpxo.sh all_gather_perf "${LD_LIBRARY_PATH}" 8 eth1 1M 512M')
     done = run_module(nccl_diagnose.main, dict(args, results=results, nics=False), check_mode=True)
     assert done['done'] and done['files'] == [] and done['bad_hosts'] == ['vm-3'] and not (tmp_path / 'report').exists()
+
+
+def test_a_host_whose_gpu_preflight_failed_is_named_with_the_gpu(tmp_path, monkeypatch):
+    """nccl_perf's own failed result (its preflight stopped the run: the 1 x H200 capture with GPU 0's remapped rows
+    pending) names this host bad, with the GPU, in the module's table and the report's junit.xml and summary.md."""
+    capture = tmp_path / 'capture'
+    shutil.copytree(os.path.join(FIXTURES, 'nvidia-smi', 'h200x1-2026-12-03'), capture)
+    remapper = capture / 'q-row-remapper.txt'
+    remapper.write_text(re.sub(r'(Pending\s+:) No', r'\1 Yes', remapper.read_text()))
+    monkeypatch.setenv('STANDIN_NVIDIA_SMI_CAPTURE', str(capture))
+    stopped = run_module(nccl_perf.main, {'mode': 'local', 'binary': os.path.join(FIXTURES, 'standin', 'all_gather_perf'),
+                                          'nvidia_smi': os.path.join(FIXTURES, 'standin', 'nvidia-smi'), 'expected_gpus': 1})
+    assert stopped['failed']
+    here, good = socket.gethostname().split('.')[0], judged('seed003_tcpxo_all_gather.txt')
+    hosts = [here, 'vm-2', 'vm-3', 'vm-4']
+    results = [{'hosts': [here, 'vm-2'], 'round': 1, 'nic': None, 'result': stopped},
+               {'hosts': ['vm-3', 'vm-4'], 'round': 1, 'nic': None, 'result': good},
+               {'hosts': [here, 'vm-3'], 'round': 2, 'nic': None, 'result': stopped},
+               {'hosts': ['vm-2', 'vm-4'], 'round': 2, 'nic': None, 'result': good}]
+    done = run_module(nccl_diagnose.main, {'hosts': hosts, 'results': results, 'nics': False, 'plot': False,
+                                           'dest': str(tmp_path / 'report')})
+    problem = 'GPU 0: remapped rows pending; reset the GPU (or reboot) to apply them'
+    assert done['done'] and done['bad_hosts'] == [here]
+    assert 'nvidia-smi: ' + problem in done['hosts'][here]['reasons']
+    assert problem in (tmp_path / 'report' / 'junit.xml').read_text()
+    assert 'nvidia-smi: ' + problem in (tmp_path / 'report' / 'summary.md').read_text()

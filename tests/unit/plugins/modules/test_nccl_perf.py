@@ -8,6 +8,9 @@ recorded output (a hand-made nccl-tests output; nvidia-smi as captured on an H20
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import socket
 
 import pytest
 
@@ -176,3 +179,39 @@ def test_nvidia_smi_output_it_cannot_read_fails_the_preflight_with_a_message(tmp
     odd.chmod(0o755)
     result = run(local(nvidia_smi=str(odd)))
     assert result['failed'] and result['msg'].startswith('preflight: cannot read what %s printed (nvidia-smi line 1: ' % odd)
+
+
+def test_preflight_reads_gpu_health_and_puts_it_in_this_hosts_evidence(monkeypatch):
+    """The stand-in prints the 1 x H200 capture (tests/fixtures/nccl/nvidia-smi/h200x1-2026-12-03/)."""
+    monkeypatch.setenv('STANDIN_NVIDIA_SMI_CAPTURE', 'h200x1-2026-12-03')
+    result = run(local(expected_gpus=1, ngpus=1))
+    assert result['preflight']['passed'] and result['preflight']['findings'] == [] and result['preflight']['not_read'] == []
+    assert result['preflight']['ecc'][0]['uncorrected_volatile'] == 0 and result['preflight']['nvlink'] == {}
+    assert result['host_evidence'][socket.gethostname().split('.')[0]]['gpu_problems'] == []
+
+
+def test_a_health_query_the_capture_lacks_is_listed_not_judged():
+    result = run(local())   # the 2 x H200 capture holds no ECC or row remapper output: the stand-in exits 2
+    assert result['preflight']['passed'] and len(result['preflight']['not_read']) == 2
+    refused = result['preflight']['not_read'][1]
+    assert ' -q -d ROW_REMAPPER (rc 2): ' in refused and refused.endswith('holds no q-row-remapper.txt (not captured there)')
+
+
+def pending_remap(tmp_path, monkeypatch):
+    """A copy of the 1 x H200 capture whose GPU 0 has remapped rows pending."""
+    capture = tmp_path / 'capture'
+    shutil.copytree(os.path.join(FIXTURES, 'nvidia-smi', 'h200x1-2026-12-03'), capture)
+    remapper = capture / 'q-row-remapper.txt'
+    remapper.write_text(re.sub(r'(Pending\s+:) No', r'\1 Yes', remapper.read_text()))
+    monkeypatch.setenv('STANDIN_NVIDIA_SMI_CAPTURE', str(capture))
+
+
+def test_a_gpu_fault_stops_the_test_and_names_the_gpu_in_the_host_evidence(tmp_path, monkeypatch):
+    pending_remap(tmp_path, monkeypatch)
+    marker = tmp_path / 'args'
+    result = run(local(expected_gpus=1, ngpus=1, env={'STANDIN_ARGS_FILE': str(marker)}))
+    problem = 'GPU 0: remapped rows pending; reset the GPU (or reboot) to apply them'
+    assert result['failed'] and result['msg'] == 'preflight: the GPUs are not fit for an NCCL test: ' + problem
+    assert result['preflight']['findings'] == [{'gpu': 0, 'problem': 'row_remap_pending', 'detail': problem}]
+    assert result['host_evidence'][socket.gethostname().split('.')[0]]['gpu_problems'] == [problem]
+    assert not marker.exists()

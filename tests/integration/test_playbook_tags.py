@@ -39,7 +39,7 @@ STAGE_TASKS = {
         'cluster': ['aiinfra.gpudirect.gke_cluster : Cluster with Dataplane V2'],
         'nodepool': ['aiinfra.gpudirect.gke_node_pool : GPU node pool'],
         'k8s': ['aiinfra.gpudirect.gke_gpudirect : Read the multi-networking CRDs'],
-        'nccl': ["aiinfra.gpudirect.gke_gpudirect : Render the seed's NCCL test workload"],
+        'nccl': ["aiinfra.gpudirect.gke_gpudirect : Render the NCCL test workload"],
     },
     'gke_teardown.yml': {
         'k8s': ['aiinfra.gpudirect.gke_gpudirect : '],

@@ -59,9 +59,11 @@ def gke_rdma_compute_class(name, priorities=None, definition=None):
     return render.rdma_compute_class(name, priorities)
 
 
-def gke_rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ultragpu-8g', node_pool=None, installer=False):
+def gke_rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ultragpu-8g', node_pool=None, installer=False,
+                             gvnic_prefix=None, rdma_prefix=None):
     """The guide's manual multi-network objects: gvnic-1 and rdma-0..7, then (``installer``) the RDMA installer DaemonSet."""
-    objects = render.rdma_network_objects(network_prefix=network_prefix or None, networks=networks or None, machine_type=machine_type)
+    objects = render.rdma_network_objects(network_prefix=network_prefix or None, networks=networks or None, machine_type=machine_type,
+                                          gvnic_prefix=gvnic_prefix or None, rdma_prefix=rdma_prefix or None)
     if installer:
         objects.append(render.rdma_installer_daemonset(node_pool=node_pool or None, machine_type=machine_type))
     return objects

@@ -46,6 +46,19 @@ options:
     type: str
     required: true
     aliases: [prefix]
+  gvnic_network_prefix:
+    description:
+      - O(layout=gke_rdma) only. The name prefix of the gVNIC VPC, C(GVNIC_NETWORK_PREFIX) of Google's GKE GPUDirect RDMA
+        guide (its network C(PREFIX-net), subnet C(PREFIX-sub) and rule C(PREFIX-internal)); give it to reuse a VPC named
+        otherwise.
+      - Unset, C(NETWORK_PREFIX-gvnic).
+    type: str
+  rdma_network_prefix:
+    description:
+      - O(layout=gke_rdma) only. The name prefix of the RoCE VPC, C(RDMA_NETWORK_PREFIX) of Google's GKE GPUDirect RDMA guide
+        (its network C(PREFIX-net) and subnets C(PREFIX-sub-0) to C(PREFIX-sub-7)); give it to reuse a VPC named otherwise.
+      - Unset, C(NETWORK_PREFIX-rdma).
+    type: str
   machine_type:
     description:
       - The machine type of the cluster's VMs; it decides the number of data networks and the default MTU.
@@ -161,6 +174,16 @@ EXAMPLES = r"""
     machine_type: a3-ultragpu-8g
     layout: gke_rdma
     network_prefix: ultra
+
+- name: The same with the guide's two prefixes (its GVNIC_NETWORK_PREFIX and RDMA_NETWORK_PREFIX), VPCs named otherwise
+  aiinfra.gpudirect.gce_gpudirect_network:
+    region: us-central1
+    zone: us-central1-b
+    machine_type: a3-ultragpu-8g
+    layout: gke_rdma
+    network_prefix: ultra
+    gvnic_network_prefix: shared-gvnic
+    rdma_network_prefix: shared-roce
 
 - name: Remove the GPUDirect network once its VMs are gone (no SSH ranges needed to delete)
   aiinfra.gpudirect.gce_gpudirect_network:

@@ -124,6 +124,18 @@ options:
         (Google's GKE GPUDirect-TCPX/TCPXO guide) or C(PREFIX-gvnic-net)/C(PREFIX-gvnic-sub) and
         C(PREFIX-rdma-net)/C(PREFIX-rdma-sub-0..7) (Google's GKE GPUDirect RDMA guide).
     type: str
+  gvnic_network_prefix:
+    description:
+      - A3 Ultra / A4 with O(networking=multi_network). The gVNIC VPC's prefix, C(GVNIC_NETWORK_PREFIX) of Google's GKE GPUDirect
+        RDMA guide "Advanced configuration" (network C(PREFIX-net), subnet C(PREFIX-sub)); give it to reuse a VPC named otherwise.
+      - Unset, C(NETWORK_PREFIX-gvnic).
+    type: str
+  rdma_network_prefix:
+    description:
+      - A3 Ultra / A4 with O(networking=multi_network). The RoCE VPC's prefix, C(RDMA_NETWORK_PREFIX) of the same guide (network
+        C(PREFIX-net), subnets C(PREFIX-sub-0) to C(PREFIX-sub-7)); give it to reuse a VPC named otherwise.
+      - Unset, C(NETWORK_PREFIX-rdma).
+    type: str
   additional_networks:
     description:
       - The additional node networks in NIC order (eth1, eth2, ...) instead of O(network_prefix).

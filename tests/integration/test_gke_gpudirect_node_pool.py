@@ -197,6 +197,27 @@ def test_a3_ultra_manual_multi_network_pool_has_9_networks_in_seed_order(sandbox
     assert 'multi-network API and DRANET cannot be used in one node pool' in refused['msg']
 
 
+def test_a3_ultra_pool_on_vpcs_named_by_the_guides_two_prefixes(sandbox, ultra, mega):
+    """Seed 001 "Advanced configuration": GVNIC_NETWORK_PREFIX and RDMA_NETWORK_PREFIX name the VPCs the pool reuses. The
+    networks module makes them under those names; the pool attaches to them in NIC order; TCPXO takes neither."""
+    prefixes = {'gvnic_network_prefix': 'shared-gvnic', 'rdma_network_prefix': 'shared-roce'}
+    made = run_module(gce_gpudirect_network.main, dict(connection(sandbox), region=REGION, zone='us-central1-b', machine_type='a3-ultragpu-8g',
+                                                       layout='gke_rdma', network_prefix='other', **prefixes))
+    assert made['changed'], made
+    assert {'shared-gvnic-net', 'shared-roce-net'} <= {n['name'] for n in sandbox.resources('compute.networks')}
+    assert 'shared-gvnic-internal' in {f['name'] for f in sandbox.resources('compute.firewalls')}
+    result = ultra(name='reused', networking='multi_network', **prefixes)
+    assert result['changed'] is True, result
+    assert [(n['network'], n['subnetwork']) for n in pool(sandbox, 'reused')['networkConfig']['additionalNodeNetworkConfigs']] == \
+        [('shared-gvnic-net', 'shared-gvnic-sub')] + [('shared-roce-net', 'shared-roce-sub-%d' % n) for n in range(8)]
+    since = len(sandbox.request_log())
+    refused = mega(gvnic_network_prefix='shared-gvnic')
+    assert refused.get('failed') and 'gvnic_network_prefix:' in refused['msg'] and 'leave them unset' in refused['msg'], refused
+    refused = ultra(name='dra', networking='dranet', rdma_network_prefix='shared-roce')
+    assert refused.get('failed') and 'rdma_network_prefix:' in refused['msg'], refused
+    assert mutating(sandbox, since) == []
+
+
 def test_delete(sandbox, mega):
     mega()
     assert pool(sandbox, 'gpu')['config']['resourceLabels'] == {'aiinfra-gpudirect': 'managed'}   # the collection's mark

@@ -303,10 +303,6 @@ GKE_RDMA = MappingProxyType({
     # Terraform
     'terraform_datapath_provider': 'ADVANCED_DATAPATH',
     'terraform_gpudirect_strategy': 'RDMA',
-    # "Advanced configuration": manual multi-network instead of DRANET: 1 gVNIC network + 8 RDMA subnets
-    'manual_gvnic_network': ('{gvnic_prefix}-net', '{gvnic_prefix}-sub'),
-    'manual_rdma_network': ('{rdma_prefix}-net', '{rdma_prefix}-sub-{n}'),
-    'manual_rdma_subnet_first_index': 0,
     # ResourceClaimTemplate
     'resource_claim_api_version': 'resource.k8s.io/v1',
     'resource_claim_template': 'all-mrdma',
@@ -440,11 +436,13 @@ GKE_DEFAULT_POOL_NODE_COUNT = 3
 # the GKE GPUDirect-TCPX/TCPXO guide's cluster create passes no --num-nodes: gcloud's default-pool has 3 nodes.
 
 GKE_RDMA_LAYOUT = MappingProxyType({
-    'gvnic_network': '{prefix}-gvnic-net',
-    'gvnic_subnet': '{prefix}-gvnic-sub',
-    'gvnic_firewall_rule': '{prefix}-gvnic-internal',
-    'rdma_network': '{prefix}-rdma-net',
-    'rdma_subnet': '{prefix}-rdma-sub-{n}',
+    'gvnic_prefix': '{prefix}-gvnic',
+    'rdma_prefix': '{prefix}-rdma',
+    'gvnic_network': '{gvnic_prefix}-net',
+    'gvnic_subnet': '{gvnic_prefix}-sub',
+    'gvnic_firewall_rule': '{gvnic_prefix}-internal',
+    'rdma_network': '{rdma_prefix}-net',
+    'rdma_subnet': '{rdma_prefix}-sub-{n}',
     'rdma_subnet_count': 8,
     'network_profile': '{zone}-vpc-roce',
     'mtu': 8896,
@@ -453,8 +451,10 @@ GKE_RDMA_LAYOUT = MappingProxyType({
     'internal_rules': 'tcp:0-65535,udp:0-65535,icmp',
     'internal_source_range': '192.168.0.0/16',
 })
-# Google's GKE GPUDirect RDMA guide "Advanced configuration": ``${GVNIC_NETWORK_PREFIX}-net`` / ``-sub`` and ``${RDMA_NETWORK_PREFIX}-net`` with
-# ``-sub-0`` .. ``-sub-7``, in that NIC order; here both prefixes are ``{prefix}-gvnic`` and
+# Google's GKE GPUDirect RDMA guide "Advanced configuration" ("to reuse VPC networks for the additional NICs of A3 Ultra and
+# A4"): ``GVNIC_NETWORK_PREFIX`` and ``RDMA_NETWORK_PREFIX``, the node pool's networks ``${GVNIC_NETWORK_PREFIX}-net`` /
+# ``-sub`` and ``${RDMA_NETWORK_PREFIX}-net`` with ``-sub-0`` .. ``-sub-7``, in that NIC order. Both prefixes can be given
+# (VPCs named otherwise, reused); unset, they are derived from the one network prefix as ``{prefix}-gvnic`` and
 # ``{prefix}-rdma``. The RoCE network's profile (``ZONE-vpc-roce``) and MTU 8896 follow the RDMA network
 # profiles page (https://cloud.google.com/vpc/docs/rdma-network-profiles: "the default MTU is 8896").
 # The ranges (sub-N gets 192.168.(N+1).0/24) and the gVNIC network's internal rule are this
@@ -481,15 +481,23 @@ GKE_COMPUTE_CLASS_RESERVATION_AFFINITY = 'Specific'
 # the GKE GPUDirect RDMA guide's ComputeClass: ``reservations: affinity: Specific`` with ``specific: [{name, zones}]``.
 
 
-def gke_additional_networks(machine_type, prefix):
+def rdma_network_prefixes(prefix, gvnic_prefix=None, rdma_prefix=None):
+    """``(GVNIC_NETWORK_PREFIX, RDMA_NETWORK_PREFIX)`` of the GKE GPUDirect RDMA guide's multi-network pool: each as given,
+    else derived from ``prefix``."""
+    layout = GKE_RDMA_LAYOUT
+    return (gvnic_prefix or layout['gvnic_prefix'].format(prefix=prefix), rdma_prefix or layout['rdma_prefix'].format(prefix=prefix))
+
+
+def gke_additional_networks(machine_type, prefix, gvnic_prefix=None, rdma_prefix=None):
     """(network, subnetwork) names of a GKE GPU node pool's additional node networks in NIC order
     (eth1..): the GKE GPUDirect-TCPX/TCPXO guide's ``PREFIX-net-N``/``PREFIX-sub-N`` for TCPX/TCPXO, the GKE GPUDirect RDMA guide's gVNIC network
-    then 8 RDMA subnets for RDMA."""
+    then 8 RDMA subnets for RDMA (``gvnic_prefix`` / ``rdma_prefix``: the guide's two prefixes, see rdma_network_prefixes)."""
     family = FAMILIES[machine_type]
     if family.technology == RDMA:
         layout = GKE_RDMA_LAYOUT
-        pairs = [(layout['gvnic_network'].format(prefix=prefix), layout['gvnic_subnet'].format(prefix=prefix))]
-        pairs += [(layout['rdma_network'].format(prefix=prefix), layout['rdma_subnet'].format(prefix=prefix, n=n))
+        gvnic, rdma = rdma_network_prefixes(prefix, gvnic_prefix, rdma_prefix)
+        pairs = [(layout['gvnic_network'].format(gvnic_prefix=gvnic), layout['gvnic_subnet'].format(gvnic_prefix=gvnic))]
+        pairs += [(layout['rdma_network'].format(rdma_prefix=rdma), layout['rdma_subnet'].format(rdma_prefix=rdma, n=n))
                   for n in range(layout['rdma_subnet_count'])]
         return pairs
     return [(GKE_VPC_LAYOUT['network'].format(prefix=prefix, n=n), GKE_VPC_LAYOUT['subnet'].format(prefix=prefix, n=n))

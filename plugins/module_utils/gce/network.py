@@ -287,13 +287,15 @@ def _gke_ranges(field, cidrs, count):
     _check_cidrs(cidrs[0], cidrs[1:], count - 1)
 
 
-def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu=None, data_cidrs=None, internal_source_ranges=None):
+def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu=None, data_cidrs=None, internal_source_ranges=None,
+                   gvnic_prefix=None, rdma_prefix=None):
     """The per-NIC networks of a GKE GPU node pool; raise InputError before anything is created.
 
     ``gke`` (TCPX / TCPXO, Google's GKE GPUDirect-TCPX/TCPXO guide "Create VPCs and subnets"): one VPC per secondary NIC, ``PREFIX-net-N`` with
     subnet ``PREFIX-sub-N`` and rule ``PREFIX-internal-N``. ``gke_rdma`` (A3 Ultra / A4, Google's GKE GPUDirect RDMA guide "Advanced configuration"):
     a gVNIC VPC with one subnet and an internal rule, and one RoCE VPC (network profile ``ZONE-vpc-roce``)
-    with 8 subnets and no rule (the seed makes none for it).
+    with 8 subnets and no rule (the seed makes none for it); the guide's two prefixes ``gvnic_prefix`` and ``rdma_prefix``
+    name them (VPCs reused under other names), each derived from ``prefix`` when not given.
     """
     try:
         family = families.get_family(machine_type, field='machine_type')
@@ -306,6 +308,9 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
         raise InputError('layout: %s uses GPUDirect-%s; use layout %s' % (family.machine_type, family.technology, GKE_RDMA if rdma else GKE))
     if not prefix:
         raise InputError('network_prefix: give the name prefix of the per-NIC networks (Google\'s GKE GPUDirect-TCPX/TCPXO guide uses the project ID)')
+    if not rdma and (gvnic_prefix or rdma_prefix):
+        raise InputError('%s: the gVNIC and RDMA VPC prefixes are for layout gke_rdma (A3 Ultra, A4); %s names its networks '
+                         'PREFIX-net-N from network_prefix only' % ('gvnic_network_prefix' if gvnic_prefix else 'rdma_network_prefix', machine_type))
     if rdma:
         rdma_layout = gke_catalog.GKE_RDMA_LAYOUT
         if not zone:
@@ -350,10 +355,10 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
 
     chains = []
     if rdma:
-        names = gke_catalog.gke_additional_networks(family.machine_type, prefix)
+        names = gke_catalog.gke_additional_networks(family.machine_type, prefix, gvnic_prefix, rdma_prefix)
         gvnic_net, gvnic_sub = names[0]
-        chains.append(NetworkChain(DATA, 1, network(gvnic_net), subnet(gvnic_sub, gvnic_net, cidrs[0]),
-                                   [firewall(rdma_layout['gvnic_firewall_rule'].format(prefix=prefix), gvnic_net)]))
+        gvnic_rule = rdma_layout['gvnic_firewall_rule'].format(gvnic_prefix=gke_catalog.rdma_network_prefixes(prefix, gvnic_prefix)[0])
+        chains.append(NetworkChain(DATA, 1, network(gvnic_net), subnet(gvnic_sub, gvnic_net, cidrs[0]), [firewall(gvnic_rule, gvnic_net)]))
         roce = names[1][0]
         roce_subnets = [subnet(sub, roce, cidr) for (_net, sub), cidr in zip(names[1:], cidrs[1:])]
         chains.append(NetworkChain(DATA, 2, network(roce, rdma_layout['network_profile'].format(zone=zone)), roce_subnets[0], [],
@@ -368,6 +373,8 @@ def build_gke_plan(project, region, machine_type, prefix, layout, zone=None, mtu
 # The options of gce_gpudirect_network, here so that gpudirect_plan checks a playbook's network inputs with the same spec.
 ARGUMENT_SPEC = {
     'network_prefix': {'type': 'str', 'required': True, 'aliases': ['prefix']},
+    'gvnic_network_prefix': {'type': 'str'},
+    'rdma_network_prefix': {'type': 'str'},
     'machine_type': {'type': 'str', 'required': True, 'choices': list(families.FAMILIES)},
     'layout': {'type': 'str', 'default': 'gce', 'choices': list(LAYOUTS)},
     'zone': {'type': 'str'},
@@ -389,7 +396,11 @@ def plan_from_params(params, project):
     if params.get('layout', 'gce') != 'gce':
         return build_gke_plan(project, params['region'], params['machine_type'], params['network_prefix'], params['layout'],
                               zone=params['zone'], mtu=params['mtu'], data_cidrs=params['data_cidrs'],
-                              internal_source_ranges=params['internal_source_ranges'])
+                              internal_source_ranges=params['internal_source_ranges'],
+                              gvnic_prefix=params['gvnic_network_prefix'], rdma_prefix=params['rdma_network_prefix'])
+    if params['gvnic_network_prefix'] or params['rdma_network_prefix']:
+        raise InputError('%s: the gVNIC and RDMA VPC prefixes are for layout gke_rdma; layout gce names every network from network_prefix'
+                         % ('gvnic_network_prefix' if params['gvnic_network_prefix'] else 'rdma_network_prefix'))
     if params['state'] == 'present' and params['ssh_source_ranges'] is None:
         raise InputError('ssh_source_ranges: give the ranges allowed to reach SSH on the management network (e.g. your '
                          "office's 203.0.113.0/24), or [] for no SSH rule")

@@ -45,6 +45,8 @@ ARGUMENT_SPEC = {
     'gpu_driver_version': {'type': 'str', 'default': 'LATEST', 'choices': list(gke_catalog.GKE_GPU_DRIVER_VERSION_CHOICES)},
     'networking': {'type': 'str', 'choices': list(NETWORKINGS)},
     'network_prefix': {'type': 'str'},
+    'gvnic_network_prefix': {'type': 'str'},
+    'rdma_network_prefix': {'type': 'str'},
     'additional_networks': {'type': 'list', 'elements': 'dict', 'options': {'network': {'type': 'str', 'required': True},
                                                                             'subnetwork': {'type': 'str', 'required': True}}},
     'compact_placement': {'type': 'bool', 'default': False},
@@ -98,8 +100,13 @@ class NodePoolPlan:  # pylint: disable=too-many-instance-attributes
                 'additional_networks': [{'network': n, 'subnetwork': s} for n, s in self.additional_networks]}
 
 
-def _networks(family, networking, additional_networks, network_prefix):
+def _networks(family, networking, additional_networks, network_prefix, gvnic_prefix=None, rdma_prefix=None):
     """The additional node networks in NIC order, checked against the family's NICs."""
+    if (gvnic_prefix or rdma_prefix) and (family.technology != families.RDMA or networking != MULTI_NETWORK or additional_networks):
+        raise InputError('%s: the gVNIC and RDMA VPC prefixes name the networks of an A3 Ultra / A4 pool with networking: multi_network '
+                         '(Google\'s GKE GPUDirect RDMA guide "Advanced configuration"), not of %s with networking %s%s; leave them unset'
+                         % ('gvnic_network_prefix' if gvnic_prefix else 'rdma_network_prefix', family.machine_type, networking,
+                            ' and additional_networks' if additional_networks else ''))
     if networking == DRANET:
         if additional_networks:
             raise InputError('additional_networks: Google\'s GKE GPUDirect RDMA guide says multi-network API and DRANET cannot be used in one node pool; '
@@ -111,8 +118,8 @@ def _networks(family, networking, additional_networks, network_prefix):
             if not isinstance(item, dict) or not item.get('network') or not item.get('subnetwork'):
                 raise InputError('additional_networks[%d]: give network and subnetwork' % index)
             pairs.append((item['network'], item['subnetwork']))
-    elif network_prefix:
-        pairs = gke_catalog.gke_additional_networks(family.machine_type, network_prefix)
+    elif network_prefix or (gvnic_prefix and rdma_prefix):
+        pairs = gke_catalog.gke_additional_networks(family.machine_type, network_prefix, gvnic_prefix, rdma_prefix)
     else:
         raise InputError('network_prefix: give the prefix of the per-NIC networks (gce_gpudirect_network layout gke or gke_rdma), '
                          'or list additional_networks in NIC order')
@@ -188,6 +195,7 @@ def plan_from_params(params, current_cluster, cluster_planned=False):
         node_count=params['node_count'], autoscaling=params['autoscaling'], node_locations=params['node_locations'],
         accelerator_type=params['accelerator_type'], gpu_driver_version=params['gpu_driver_version'],
         networking=params['networking'], additional_networks=params['additional_networks'], network_prefix=params['network_prefix'],
+        gvnic_prefix=params['gvnic_network_prefix'], rdma_prefix=params['rdma_network_prefix'],
         placement_policy=params['placement_policy'], compact_placement=params['compact_placement'],
         reservation_affinity=params['reservation_affinity'], reservation=params['reservation'],
         reservation_project=params['reservation_project'], reservation_block=params['reservation_block'],
@@ -197,7 +205,8 @@ def plan_from_params(params, current_cluster, cluster_planned=False):
 
 def build_node_pool_plan(cluster, current_cluster, location, name, machine_type, node_count=families.DEFAULT_NODE_COUNT, autoscaling=None,
                          node_locations=None, accelerator_type=None, gpu_driver_version='LATEST', networking=None,
-                         additional_networks=None, network_prefix=None, placement_policy=None, compact_placement=False,
+                         additional_networks=None, network_prefix=None, gvnic_prefix=None, rdma_prefix=None, placement_policy=None,
+                         compact_placement=False,
                          reservation_affinity=None, reservation=None, reservation_project=None, reservation_block=None,
                          provisioning='standard', labels=None, autoupgrade=False, image_type=gke_catalog.GKE_IMAGE_TYPE,
                          host_maintenance_interval=None, cluster_planned=False):
@@ -245,7 +254,7 @@ def build_node_pool_plan(cluster, current_cluster, location, name, machine_type,
     if networking == DRANET and not rdma:
         raise InputError('networking: dranet is Google\'s GKE GPUDirect RDMA guide\'s RDMA path for a3-ultragpu-8g / a4-highgpu-8g; %s uses GPUDirect-%s '
                          'with multi-networking (networking: multi_network)' % (family.machine_type, family.technology))
-    pairs = _networks(family, networking, additional_networks, network_prefix)
+    pairs = _networks(family, networking, additional_networks, network_prefix, gvnic_prefix, rdma_prefix)
     if pairs and not dig(current_cluster, 'networkConfig.enableMultiNetworking'):
         # Google's GKE GPUDirect RDMA guide "Advanced configuration" checks `clusters describe --format=value(networkConfig.enableMultiNetworking)` first.
         raise InputError('cluster: %s does not have multi-networking (networkConfig.enableMultiNetworking), which additional node '

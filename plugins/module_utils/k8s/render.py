@@ -162,12 +162,13 @@ def _device_networks(rows):
     return objects
 
 
-def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ultragpu-8g'):
+def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ultragpu-8g', gvnic_prefix=None, rdma_prefix=None):
     """The GKE GPUDirect RDMA guide's manual multi-network variant: GKENetworkParamSet + Network ``gvnic-1`` (deviceMode NetDevice)
     for the gVNIC VPC, then ``rdma-0`` .. ``rdma-7`` (deviceMode RDMA) for the RDMA VPC's 8 subnets, in the
     node pool's NIC order. ``networks``: the pool's additional networks (``{network, subnetwork}``, as
     gke_gpudirect_node_pool returns them, or ``{name, subnet}``), else ``PREFIX-gvnic-net`` /
-    ``PREFIX-rdma-sub-N`` from ``network_prefix`` (gce_gpudirect_network layout gke_rdma)."""
+    ``PREFIX-rdma-sub-N`` from ``network_prefix`` (gce_gpudirect_network layout gke_rdma), or the guide's own two prefixes
+    ``gvnic_prefix`` / ``rdma_prefix``."""
     _rdma_family(machine_type)
     count = len(gke_additional_networks(machine_type, 'x'))
     if networks:
@@ -175,8 +176,8 @@ def rdma_network_objects(network_prefix=None, networks=None, machine_type='a3-ul
         if len(pairs) != count or not all(a and b for a, b in pairs):
             raise InputError("networks: the GKE GPUDirect RDMA guide's multi-network pool has %d additional networks (1 gVNIC, %d RDMA subnets), each "
                              'with a network and a subnetwork, in NIC order; got %d' % (count, count - 1, len(pairs)))
-    elif network_prefix:
-        pairs = gke_additional_networks(machine_type, network_prefix)
+    elif network_prefix or (gvnic_prefix and rdma_prefix):
+        pairs = gke_additional_networks(machine_type, network_prefix, gvnic_prefix, rdma_prefix)
     else:
         raise InputError('network_prefix: give the prefix of the gVNIC and RDMA VPCs (PREFIX-gvnic-net, PREFIX-rdma-sub-N) or the '
                          'networks list')

@@ -871,10 +871,6 @@ def test_gke_seed_daemon_images(technology):
 def _rdma_checks():
     r = F.GKE_RDMA
     flat = re.sub(r'\s+', ' ', S001)
-    gvnic_net, gvnic_sub = (t.format(gvnic_prefix='${GVNIC_NETWORK_PREFIX}') for t in r['manual_gvnic_network'])
-    rdma_net = r['manual_rdma_network'][0].format(rdma_prefix='${RDMA_NETWORK_PREFIX}')
-    rdma_subs = [r['manual_rdma_network'][1].format(rdma_prefix='${RDMA_NETWORK_PREFIX}', n=n)
-                 for n in range(r['manual_rdma_subnet_first_index'], r['manual_rdma_subnet_first_index'] + 8)]
     return {
         'min_version_standard': 'Standard クラスタの GKE バージョン %s 以降' % r['min_version_standard'] in S001,
         'min_version_autopilot': 'Autopilot クラスタのバージョン %s 以降' % r['min_version_autopilot'] in S001,
@@ -897,9 +893,6 @@ def _rdma_checks():
         'compute_class_node_selector': '%s: COMPUTE_CLASS_NAME' % r['compute_class_node_selector'] in S001,
         'terraform_datapath_provider': 'datapath_provider = "%s"' % r['terraform_datapath_provider'] in flat,
         'terraform_gpudirect_strategy': 'gpudirect_strategy = "%s"' % r['terraform_gpudirect_strategy'] in flat,
-        'manual_gvnic_network': '--additional-node-network network=%s,subnetwork=%s ' % (gvnic_net, gvnic_sub) in flat,
-        'manual_rdma_network': all('--additional-node-network network=%s,subnetwork=%s ' % (rdma_net, s) in flat for s in rdma_subs),
-        'manual_rdma_subnet_first_index': '%s-sub-%d' % (rdma_net[:-4], r['manual_rdma_subnet_first_index']) in S001,
         'resource_claim_api_version': 'apiVersion: %s\nkind: ResourceClaimTemplate' % r['resource_claim_api_version'] in S001,
         'resource_claim_template': 'name: %s\n' % r['resource_claim_template'] in S001
                                    and 'resourceClaimTemplateName: %s' % r['resource_claim_template'] in S001,

@@ -83,6 +83,18 @@ def test_seed_001_manual_networks_in_nic_order():
         assert network == 'P-%s%s' % (kind.lower(), net) and subnetwork == 'P-%s%s' % (kind.lower(), sub)
 
 
+def test_seed_001_two_prefixes_name_the_networks_as_the_seed_does():
+    """seed 001 "高度な構成": GVNIC_NETWORK_PREFIX and RDMA_NETWORK_PREFIX, each its own (VPCs reused under other names)."""
+    text = re.sub(r'\s+', ' ', seed('001'))
+    ours = gke.gke_additional_networks('a3-ultragpu-8g', 'unused', gvnic_prefix='${GVNIC_NETWORK_PREFIX}',
+                                       rdma_prefix='${RDMA_NETWORK_PREFIX}')
+    flags = ' \\ '.join('--additional-node-network network=%s,subnetwork=%s' % pair for pair in ours)
+    assert flags in text
+    # one given, the other derived from the one prefix
+    assert gke.gke_additional_networks('a4-highgpu-8g', 'p', rdma_prefix='roce')[:2] == [('p-gvnic-net', 'p-gvnic-sub'),
+                                                                                         ('roce-net', 'roce-sub-0')]
+
+
 def test_seed_003_networks_in_nic_order():
     text = seed('003')
     flags = re.findall(r'--additional-node-network network=PREFIX-net-(\d),subnetwork=PREFIX-sub-(\d)', text)

@@ -122,6 +122,12 @@ CASES = [
     ('gpu-quota-short', 'gke_a3mega.yml', {},
      ['gpudirect_node_count: 2 nodes per zone of a3-megagpu-8g in us-central1-a need 16 more GPUs of quota NVIDIA_H100_MEGA_GPUS in '
       'us-central1, and the project has 8 of its limit of 8 left there; request more quota', 'or give at most 1']),
+    # The GKE GPUDirect RDMA guide's two VPC prefixes name an A3 Ultra/A4 multi-network pool's networks only.
+    ('rdma-prefixes-on-tcpxo', 'gke_a3mega.yml', {'gpudirect_gvnic_network_prefix': 'shared-gvnic'},
+     ['gpudirect_gvnic_network_prefix: the gVNIC and RDMA VPC prefixes']),
+    ('rdma-prefixes-on-dranet', 'gke_a4.yml', {'gpudirect_rdma_network_prefix': 'shared-roce'},
+     ['gpudirect_rdma_network_prefix: the gVNIC and RDMA VPC prefixes name the networks of an A3 Ultra / A4 pool with '
+      'gpudirect_rdma_networking: multi_network']),
     ('role-compute-class-name+rdma-networking', 'gke_a3ultra.yml', {'gpudirect_rdma_networking': 'compute_class', 'gke_rdma_compute_class': 'Bad_Class'},
      ["gke_rdma_compute_class: 'Bad_Class' is not a valid ComputeClass name"]),
 ]

@@ -26,7 +26,11 @@ description:
     aggregate count is returned, not judged, as it outlives resets and repaired rows), retired pages or remapped rows
     pending, a row remapping failure (C(-q -d ROW_REMAPPER)), and, on a host of more than one GPU, NVLink links
     inactive (C(nvlink -s)). A health query that C(nvidia-smi) refuses is listed in RV(preflight.not_read), not judged."
-  - Xid events are not read -- C(nvidia-smi) does not show them (they are NVRM lines of the kernel log).
+  - "Xid events, which C(nvidia-smi) does not show, are read from the kernel log (C(dmesg), the driver's C(NVRM: Xid) lines
+    since boot): an Xid after which NVIDIA's Xid catalog has the GPU reset or the machine rebooted (46, 48, 62, 64, 74, 79,
+    95, 109, 119, 120, 136, 140, 143, 155, 158) is a finding naming the GPU; an application's Xid (13, 31, ...) is kept, not
+    judged. Reading the kernel log needs root (or C(kernel.dmesg_restrict=0)); when it cannot be read it is listed in
+    RV(preflight.not_read)."
   - The raw output is kept in a log file on the target when the verdict fails (or always, see O(keep_log)).
   - Standard library only; runs on Container-Optimized OS.
 author:
@@ -344,14 +348,18 @@ preflight:
     nvlink:
       description: By GPU index, each link's state (V(up) when C(nvlink -s) gives it a speed, else V(inactive)); null when not read.
       type: dict
+    xids:
+      description: The kernel log's Xid lines since boot, each C({pci, xid, line}) (C(pci) is the GPU's C(BUS:DEVICE)); null when not read.
+      type: list
+      elements: dict
     findings:
       description:
         - The health problems, each C({gpu, problem, detail}); C(problem) is one of V(uncorrected_ecc),
-          V(retired_pages_pending), V(row_remap_pending), V(row_remap_failure), V(nvlink_down).
+          V(retired_pages_pending), V(row_remap_pending), V(row_remap_failure), V(nvlink_down), V(xid).
       type: list
       elements: dict
     not_read:
-      description: The health queries nvidia-smi refused or printed something unreadable for (command, exit status, output).
+      description: The health queries that failed or printed something unreadable (command, exit status, output).
       type: list
       elements: str
     problems:
@@ -434,17 +442,24 @@ def find_nvidia_smi(module):
 def read_gpu_health(module, binary, gpus):
     """The health queries' parsed output and findings; a query this nvidia-smi (or GPU) refuses is listed as not read."""
     health, not_read = {}, []
-    for key, args, parse in (('ecc', nccl_preflight.NVIDIA_SMI_ECC, nccl_preflight.parse_nvidia_smi_ecc),
-                             ('remapped_rows', nccl_preflight.NVIDIA_SMI_ROW_REMAPPER, nccl_preflight.parse_nvidia_smi_row_remapper),
-                             ('nvlink', nccl_preflight.NVIDIA_SMI_NVLINK, nccl_preflight.parse_nvidia_smi_nvlink)):
-        rc, out, err = module.run_command([binary] + list(args))
+    # The kernel log needs dmesg and the right to read it (root, or kernel.dmesg_restrict=0); without, Xids are not judged.
+    dmesg = module.get_bin_path(nccl_preflight.KERNEL_LOG[0])
+    for key, command, parse in (('ecc', [binary, *nccl_preflight.NVIDIA_SMI_ECC], nccl_preflight.parse_nvidia_smi_ecc),
+                                ('remapped_rows', [binary, *nccl_preflight.NVIDIA_SMI_ROW_REMAPPER], nccl_preflight.parse_nvidia_smi_row_remapper),
+                                ('nvlink', [binary, *nccl_preflight.NVIDIA_SMI_NVLINK], nccl_preflight.parse_nvidia_smi_nvlink),
+                                ('xids', [dmesg, *nccl_preflight.KERNEL_LOG[1:]] if dmesg else None, nccl_preflight.parse_kernel_xids)):
+        if command is None:
+            health[key] = None
+            not_read.append('%s: not found on PATH' % nccl_preflight.KERNEL_LOG[0])
+            continue
+        rc, out, err = module.run_command(command)
         try:
             health[key] = parse(out) if rc == 0 else None
         except ValueError as exc:
             health[key], err = None, str(exc)
         if health[key] is None:
-            not_read.append('%s %s (rc %d): %s' % (binary, ' '.join(args), rc, (err or out).strip()[-200:]))
-    health['findings'] = nccl_preflight.check_gpu_health(gpus, **{k: health[k] for k in ('ecc', 'remapped_rows', 'nvlink')})
+            not_read.append('%s (rc %d): %s' % (' '.join(command), rc, (err or out).strip()[-200:]))
+    health['findings'] = nccl_preflight.check_gpu_health(gpus, **{k: health[k] for k in ('ecc', 'remapped_rows', 'nvlink', 'xids')})
     health['not_read'] = not_read
     return health
 

@@ -117,8 +117,8 @@ def check_gpus(gpus, topology, expected_count=None, gpu_model=None, min_driver=N
 # What NVIDIA's GPU memory error management guide makes actionable: an uncorrected ECC error since the driver loaded
 # (volatile), a row remap or page retirement pending (applied at the next GPU reset), a row remap that failed (the
 # memory can no longer repair itself). The aggregate (lifetime) count is kept as evidence, not judged: it survives
-# resets and remaps that already repaired the memory. Xid events are not read: nvidia-smi does not show them (they are
-# in the kernel log, NVRM: Xid lines).
+# resets and remaps that already repaired the memory. Xid events are not in nvidia-smi's output: the driver writes them to
+# the kernel log (``NVRM: Xid (PCI:0000:3b:00): 79, ...``), read here with dmesg (parse_kernel_xids).
 
 ECC_FIELDS = ('index', 'ecc.mode.current', 'ecc.errors.uncorrected.volatile.total', 'ecc.errors.uncorrected.aggregate.total',
               'retired_pages.pending')
@@ -126,7 +126,37 @@ NVIDIA_SMI_ECC = ('--query-gpu=' + ','.join(ECC_FIELDS), '--format=csv,noheader'
 NVIDIA_SMI_ROW_REMAPPER = ('-q', '-d', 'ROW_REMAPPER')
 NVIDIA_SMI_NVLINK = ('nvlink', '-s')
 
+KERNEL_LOG = ('dmesg',)
+
+# The Xids after which the GPU, not the application, needs an action before a fabric test means anything: those whose
+# "Resolution Bucket (Immediate Action)" in NVIDIA's Xid catalog for Ampere and newer GPUs
+# (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) is RESET_GPU, RESTART_BM (reboot the machine)
+# or a hardware workflow (WORKFLOW_XID_48, the double bit ECC error's; WORKFLOW_NVLINK_ERR), with its description there.
+# The other Xids (RESTART_APP: an application's fault, such as 13 or 31; IGNORE: 63, 92, ...) are kept as evidence and
+# not judged.
+XID_GPU_ACTIONS = {
+    46: ('GPU stopped processing', 'RESET_GPU'),
+    48: ('double bit ECC error', 'WORKFLOW_XID_48'),
+    62: ('internal micro-controller halt', 'RESET_GPU'),
+    64: ('GPU memory remapping failure', 'RESET_GPU'),
+    74: ('NVLink error', 'WORKFLOW_NVLINK_ERR'),
+    79: ('GPU has fallen off the bus', 'RESTART_BM'),
+    95: ('uncontained memory error', 'RESET_GPU'),
+    109: ('context switch timeout', 'RESET_GPU'),
+    119: ('GSP RPC timeout', 'RESET_GPU'),
+    120: ('GSP error', 'RESET_GPU'),
+    136: ('link training failed', 'RESET_GPU'),
+    140: ('ECC unrecovered error', 'RESET_GPU'),
+    143: ('GPU initialization error', 'RESET_GPU'),
+    155: ('NVLink SW defined error', 'RESET_GPU'),
+    158: ('GPU fatal timeout', 'RESET_GPU'),
+}
+XID_ACTION_WORDS = {'RESET_GPU': 'reset the GPU (nvidia-smi -r, or reboot the VM)', 'RESTART_BM': 'reboot the VM',
+                    'WORKFLOW_XID_48': "reset the GPU; NVIDIA's Xid 48 workflow: replace it if the error comes back",
+                    'WORKFLOW_NVLINK_ERR': "reset the GPU; NVIDIA's NVLink error workflow: report the host if it comes back"}
+
 UNCORRECTED_ECC, RETIRED_PAGES_PENDING = 'uncorrected_ecc', 'retired_pages_pending'
+GPU_XID = 'xid'
 ROW_REMAP_PENDING, ROW_REMAP_FAILURE, NVLINK_DOWN = 'row_remap_pending', 'row_remap_failure', 'nvlink_down'
 
 
@@ -194,16 +224,33 @@ def parse_nvidia_smi_nvlink(text):
     return found
 
 
+# The driver's kernel log line (NVIDIA's Xid documentation: ``NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper:
+# ...``): the GPU's PCI domain:bus:device, then the Xid.
+_XID = re.compile(r'NVRM: Xid \((?:PCI:)?[0-9A-Fa-f]{4,8}:(?P<bus>[0-9A-Fa-f]{2}):(?P<device>[0-9A-Fa-f]{2})[^)]*\): (?P<xid>\d+)')
+
+
+def parse_kernel_xids(text):
+    """The Xid lines of the kernel log (``dmesg``) -> ``[{'pci': 'BUS:DEVICE', 'xid': int, 'line': str}]``, oldest first."""
+    found = []
+    for line in text.splitlines():
+        match = _XID.search(line)
+        if match:
+            found.append({'pci': '%s:%s' % (match.group('bus').upper(), match.group('device').upper()), 'xid': int(match.group('xid')),
+                          'line': line.strip()[-300:]})
+    return found
+
+
 def _finding(gpu, problem, detail):
     return {'gpu': gpu, 'problem': problem, 'detail': 'GPU %s: %s' % (gpu, detail)}
 
 
-def check_gpu_health(gpus, ecc=None, remapped_rows=None, nvlink=None):
+def check_gpu_health(gpus, ecc=None, remapped_rows=None, nvlink=None, xids=None):
     """Named problems of each GPU (``[{'gpu': index, 'problem': name, 'detail': sentence}]``; empty when healthy).
 
     ``ecc``: parse_nvidia_smi_ecc; ``remapped_rows``: parse_nvidia_smi_row_remapper (by PCI bus id, matched to the GPU
     list's ``pci_bus_id``); ``nvlink``: parse_nvidia_smi_nvlink, judged only on a host of more than one GPU (a lone GPU
-    has no peer to link to). None: not read, not judged.
+    has no peer to link to); ``xids``: parse_kernel_xids, the Xids of XID_GPU_ACTIONS logged since boot, once per GPU and
+    Xid. None: not read, not judged.
     """
     findings = []
     for gpu in ecc or ():
@@ -221,6 +268,16 @@ def check_gpu_health(gpus, ecc=None, remapped_rows=None, nvlink=None):
                                      'itself; replace the GPU (on Compute Engine, report the host faulty)'))
         if rows['pending']:
             findings.append(_finding(index, ROW_REMAP_PENDING, 'remapped rows pending; reset the GPU (or reboot) to apply them'))
+    by_pci = {':'.join(g['pci_bus_id'].upper().split(':')[1:3]).split('.')[0]: g['index'] for g in gpus}
+    seen = {}
+    for event in xids or ():
+        if event['xid'] in XID_GPU_ACTIONS:
+            seen.setdefault((by_pci.get(event['pci'], 'PCI ' + event['pci']), event['xid']), []).append(event)
+    for (index, xid), events in seen.items():
+        description, action = XID_GPU_ACTIONS[xid]
+        findings.append(_finding(index, GPU_XID, 'Xid %d (%s) in the kernel log since boot (%d time%s; last: %s); %s'
+                                 % (xid, description, len(events), '' if len(events) == 1 else 's', events[-1]['line'],
+                                    XID_ACTION_WORDS[action])))
     if len(gpus) > 1:
         for index, links in sorted((nvlink or {}).items()):
             down = sorted(link for link, state in links.items() if state != 'up')

@@ -27,13 +27,14 @@ def gpus(capture=H200X1):
     return nccl_preflight.parse_nvidia_smi_gpus(smi(capture, 'query-gpu.csv'))
 
 
-def health(ecc=None, remapper=None, nvlink=None, capture=H200X1):
+def health(ecc=None, remapper=None, nvlink=None, kernel_log=None, capture=H200X1):
     """check_gpu_health on the capture's outputs, with any of them replaced."""
     return nccl_preflight.check_gpu_health(
         gpus(capture),
         ecc=nccl_preflight.parse_nvidia_smi_ecc(ecc if ecc is not None else smi(H200X1, 'query-ecc.csv')),
         remapped_rows=nccl_preflight.parse_nvidia_smi_row_remapper(remapper if remapper is not None else smi(H200X1, 'q-row-remapper.txt')),
-        nvlink=nccl_preflight.parse_nvidia_smi_nvlink(nvlink if nvlink is not None else smi(capture, 'nvlink-s.txt')))
+        nvlink=nccl_preflight.parse_nvidia_smi_nvlink(nvlink if nvlink is not None else smi(capture, 'nvlink-s.txt')),
+        xids=nccl_preflight.parse_kernel_xids(kernel_log if kernel_log is not None else smi(H200X1, 'dmesg-xid.txt')))
 
 
 def test_the_h200_captures_parse():
@@ -85,6 +86,35 @@ def test_an_inactive_nvlink_link_is_named_on_a_host_of_two_gpus_only():
     assert health(nvlink=lone) == []   # one GPU: no peer to link to
 
 
+# Xid lines as the driver writes them to the kernel log, for the captured GPU (PCI 00000000:00:06.0): NVIDIA's Xid
+# documentation's form ("NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: ...") and the newer drivers' pid='<unknown>'.
+FALLEN_OFF = "[ 8123.456789] NVRM: Xid (PCI:0000:00:06): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+DBE = '[  912.000001] NVRM: Xid (PCI:0000:00:06): 48, pid=2231, name=all_gather_perf, An uncorrectable double bit error (DBE) has been detected on GPU'
+APP_FAULT = '[  300.100000] NVRM: Xid (PCI:0000:00:06): 13, pid=4410, name=python3, Graphics Exception: ESR 0x514648=0x1000e'
+
+
+def test_the_h200_kernel_log_has_nvrm_lines_and_no_xid():
+    log = smi(H200X1, 'dmesg-xid.txt')
+    assert 'NVRM: loading NVIDIA UNIX Open Kernel Module' in log and nccl_preflight.parse_kernel_xids(log) == []
+
+
+def test_a_gpu_xid_in_the_kernel_log_is_a_named_problem_with_nvidias_action():
+    log = smi(H200X1, 'dmesg-xid.txt') + '\n'.join([DBE, APP_FAULT, FALLEN_OFF, FALLEN_OFF]) + '\n'
+    assert [(x['pci'], x['xid']) for x in nccl_preflight.parse_kernel_xids(log)] == [('00:06', 48), ('00:06', 13), ('00:06', 79), ('00:06', 79)]
+    found = health(kernel_log=log)
+    assert [(f['gpu'], f['problem']) for f in found] == [(0, nccl_preflight.GPU_XID)] * 2   # Xid 13 is the application's
+    assert found[0]['detail'].startswith('GPU 0: Xid 48 (double bit ECC error) in the kernel log since boot (1 time; last: [  912.000001] '
+                                         'NVRM: Xid (PCI:0000:00:06): 48, pid=2231')
+    assert found[0]['detail'].endswith("; reset the GPU; NVIDIA's Xid 48 workflow: replace it if the error comes back")
+    assert found[1]['detail'].startswith('GPU 0: Xid 79 (GPU has fallen off the bus) in the kernel log since boot (2 times; last: ')
+    assert found[1]['detail'].endswith('; reboot the VM')
+
+
+def test_an_xid_of_a_gpu_the_list_lacks_names_its_pci_address():
+    found = health(kernel_log=FALLEN_OFF.replace('0000:00:06', '0000:9a:00'))
+    assert [f['gpu'] for f in found] == ['PCI 9A:00']
+
+
 def test_unreadable_health_output_names_what_was_expected():
     with pytest.raises(ValueError, match='is not index, ecc.mode.current'):
         nccl_preflight.parse_nvidia_smi_ecc(smi(H200X1, 'query-gpu.csv'))
@@ -115,6 +145,8 @@ def test_as_a_one_gpu_host_it_passed_on_the_device():
     assert live['preflight']['gpus'] == gpus() and live['preflight']['findings'] == [] and live['preflight']['not_read'] == []
     assert live['preflight']['remapped_rows'] == nccl_preflight.parse_nvidia_smi_row_remapper(smi(H200X1, 'q-row-remapper.txt'))
     assert live['host_evidence']['vm']['gpu_problems'] == []
+    # it read the kernel log (as root there) and found no Xid, as the captured dmesg says
+    assert live['preflight']['xids'] == [] == nccl_preflight.parse_kernel_xids(smi(H200X1, 'dmesg-xid.txt'))
 
 
 def test_asked_for_four_gpus_it_was_refused_on_the_device_saying_why():

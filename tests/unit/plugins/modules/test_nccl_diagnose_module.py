@@ -19,6 +19,12 @@ FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures',
 HOSTS = ['vm-1', 'vm-2', 'vm-3', 'vm-4']
 
 
+@pytest.fixture(autouse=True)
+def kernel_log_of_the_capture(monkeypatch):
+    """The preflight reads Xids with dmesg from PATH: the stand-in's (the capture's kernel log), not this machine's."""
+    monkeypatch.setenv('PATH', os.path.join(FIXTURES, 'standin') + os.pathsep + os.environ['PATH'])
+
+
 def judged(name):
     args = {'mode': 'parse', 'path': os.path.join(FIXTURES, name), 'machine_type': 'a3-megagpu-8g', 'collective': 'all_gather'}
     result = run_module(nccl_perf.main, args)

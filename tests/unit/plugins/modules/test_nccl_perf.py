@@ -23,6 +23,12 @@ BINARY = os.path.join(STANDIN, 'all_gather_perf')
 NVIDIA_SMI = os.path.join(STANDIN, 'nvidia-smi')
 
 
+@pytest.fixture(autouse=True)
+def kernel_log_of_the_capture(monkeypatch):
+    """The preflight reads Xids with dmesg from PATH: the stand-in's (the capture's kernel log), not this machine's."""
+    monkeypatch.setenv('PATH', os.path.join(FIXTURES, 'standin') + os.pathsep + os.environ['PATH'])
+
+
 def run(args, check_mode=False):
     return run_module(nccl_perf.main, args, check_mode=check_mode)
 
@@ -192,9 +198,12 @@ def test_preflight_reads_gpu_health_and_puts_it_in_this_hosts_evidence(monkeypat
 
 def test_a_health_query_the_capture_lacks_is_listed_not_judged():
     result = run(local())   # the 2 x H200 capture holds no ECC or row remapper output: the stand-in exits 2
-    assert result['preflight']['passed'] and len(result['preflight']['not_read']) == 2
+    assert result['preflight']['passed'] and len(result['preflight']['not_read']) == 3
     refused = result['preflight']['not_read'][1]
     assert ' -q -d ROW_REMAPPER (rc 2): ' in refused and refused.endswith('holds no q-row-remapper.txt (not captured there)')
+    # nor its kernel log: dmesg refused as it is to a user who may not read it; Xids not judged, said so
+    assert result['preflight']['xids'] is None
+    assert result['preflight']['not_read'][2].endswith('dmesg (rc 1): dmesg: read kernel buffer failed: Operation not permitted')
 
 
 def pending_remap(tmp_path, monkeypatch):

@@ -122,7 +122,11 @@ class ReceptorMesh:
             log = open(root / (node + '.log'), 'wb')  # pylint: disable=consider-using-with
             self.processes.append(subprocess.Popen([RECEPTOR, '--config', str(path)], stdout=log, stderr=subprocess.STDOUT,
                                                    env=worker_environment()))
-        self.wait_for_routes()
+        try:
+            self.wait_for_routes()
+        except AssertionError:
+            self.close()
+            raise
 
     def controller(self):
         from receptorctl.socket_interface import ReceptorControl
@@ -143,12 +147,10 @@ class ReceptorMesh:
 
     def run(self, node, private_data_dir, stream):
         node_dir = self.root / node / private_data_dir.name
-        control = self.controller()
         # AWXReceptorJob._run_internal: work type ansible-runner on the job's execution node, the private data
         # directory in the params (AWX adds --delete; kept here to show where the work ran).
-        unit = control.submit_work(worktype='ansible-runner', node=node, payload=io.BytesIO(stream),
-                                   params={'params': '--private-data-dir=%s' % node_dir})['unitid']
-        control.close()
+        unit = self.controller().submit_work(worktype='ansible-runner', node=node, payload=stream,
+                                             params={'params': '--private-data-dir=%s' % node_dir})['unitid']
         results = self.controller().get_work_results(unit, return_sockfile=True)
         return results.read()
 

@@ -103,6 +103,7 @@ class ReceptorMesh:
     def __init__(self, root):
         import yaml
         self.root, self.processes = root, []
+        root.mkdir(parents=True)
         port = free_port()
         self.control = str(root / 'controller.sock')
         configs = {'controller': [{'node': {'id': 'controller', 'datadir': str(root / 'controller-data')}},

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import sys
 
@@ -53,7 +54,9 @@ def credential_environment(sandbox, tmp_path):
     key.write_text(json.dumps({'type': 'service_account', 'client_email': 'gpu@%s.iam.gserviceaccount.com' % PROJECT,
                                'project_id': PROJECT, 'token_uri': 'https://oauth2.googleapis.com/token'}))
     return {
-        'PATH': os.path.dirname(sys.executable) + os.pathsep + '/usr/bin:/bin', 'HOME': str(tmp_path),
+        # HOME as the user's own (an execution environment's is): ansible-core finds async jobs under ~USER, the module
+        # writes them under $HOME; the GKE playbooks' network stage is an async job.
+        'PATH': os.path.dirname(sys.executable) + os.pathsep + '/usr/bin:/bin', 'HOME': pwd.getpwuid(os.getuid()).pw_dir,
         # as the Google Compute Engine credential injects them
         'GCE_EMAIL': 'gpu@%s.iam.gserviceaccount.com' % PROJECT, 'GCE_PROJECT': PROJECT,
         'GCE_CREDENTIALS_FILE_PATH': str(key), 'GCP_SERVICE_ACCOUNT_FILE': str(key), 'GOOGLE_APPLICATION_CREDENTIALS': str(key),
@@ -89,7 +92,7 @@ class Job:
         self.output = runner.stdout.read()
 
     def __repr__(self):
-        return 'job %s: %s' % (self.status, self.output[-4000:])
+        return 'job %s: %s' % (self.status, self.output[-6000:])
 
 
 @pytest.fixture
@@ -196,7 +199,9 @@ def test_each_gke_template_checks_its_input_and_runs_its_network_stage(sandbox, 
     assert job.status == 'successful', job
     if 'teardown' not in name:
         assert job.artifacts['gpudirect_gke']['status'] == 'not run (tags)' and job.artifacts['gpudirect_gke']['cluster']
-    # a misspelt answer is refused by the same job before anything is made
+    if name != 'GPUDirect on GKE':
+        return
+    # a misspelt answer is refused by the job before anything is made
     refused = launch(template, credential_environment(sandbox, tmp_path), answers={'gpudirect_clusterr': 'x'}, tags='network')
     assert refused.status == 'failed' and 'gpudirect_clusterr' in refused.output, refused
 

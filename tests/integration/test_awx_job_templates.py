@@ -131,21 +131,26 @@ def test_the_workflow_runs_its_stages_in_order_and_its_failure_branch_tears_down
     answers = survey_answers(workflow['survey_spec'], gpudirect_network_prefix='wf', gpudirect_ssh_source_ranges='203.0.113.0/24')
     env = credential_environment(sandbox, tmp_path)
 
+    artifacts = {}
+
     def stage(identifier, **more):
+        """The node's job, with the workflow's answers and, as AWX passes them on, the artifacts of the jobs before."""
         node = nodes[identifier]
-        return launch(templates[node['unified_job_template']['name']], env, answers=dict(answers, **more), tags=node.get('job_tags'))
+        job = launch(templates[node['unified_job_template']['name']], env, answers=dict(answers, **artifacts, **more), tags=node.get('job_tags'))
+        artifacts.update(job.artifacts or {})
+        return job
 
     network = stage('network')
     assert network.status == 'successful', network
     assert networks(sandbox) == ['wf-data-net-1', 'wf-data-net-2', 'wf-data-net-3', 'wf-data-net-4', 'wf-mgmt-net']
     assert sandbox.resources('compute.instances', project=PROJECT) == []
-    assert network.artifacts['gpudirect_cluster'] == {'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf',
+    assert network.artifacts['aiinfra_gpudirect']['cluster'] == {'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf',
                                                       'networks': ['wf-mgmt-net', 'wf-data-net-1', 'wf-data-net-2', 'wf-data-net-3', 'wf-data-net-4']}
 
     instances = stage('instances')
     assert instances.status == 'successful', instances
-    assert instances.artifacts['gpudirect_cluster']['vms'] == {'wf-vm-1': 'RUNNING', 'wf-vm-2': 'RUNNING'}
-    assert 'networks' not in instances.artifacts['gpudirect_cluster']   # the network stage did not run in this job
+    assert instances.artifacts['aiinfra_gpudirect']['cluster']['vms'] == {'wf-vm-1': 'RUNNING', 'wf-vm-2': 'RUNNING'}
+    assert 'networks' not in instances.artifacts['aiinfra_gpudirect']['cluster']   # the network stage did not run in this job
 
     # the host and NCCL stages find the VMs through the inventory source (the plays have hosts) and end for them (API
     # records, no machine behind them)
@@ -156,11 +161,11 @@ def test_the_workflow_runs_its_stages_in_order_and_its_failure_branch_tears_down
     # the failure branch: with the survey's "no" it deletes nothing, with "yes" what the stages made
     kept = stage('teardown')
     assert kept.status == 'successful' and len(sandbox.resources('compute.instances', project=PROJECT)) == 2, kept
-    assert 'gpudirect_teardown' not in kept.artifacts
+    assert 'teardown' not in kept.artifacts.get('aiinfra_gpudirect', {})
     removed = stage('teardown', teardown_on_failure='yes')
     assert removed.status == 'successful', removed
     assert sandbox.resources('compute.instances', project=PROJECT) == [] and networks(sandbox) == []
-    assert removed.artifacts['gpudirect_teardown'] == {'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf',
+    assert removed.artifacts['aiinfra_gpudirect']['teardown'] == {'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf',
                                                        'vms': {'wf-vm-1': 'ABSENT', 'wf-vm-2': 'ABSENT'}, 'network': 'absent'}
 
 
@@ -174,13 +179,13 @@ def test_each_compute_engine_template_makes_its_network_and_the_teardown_templat
     env = credential_environment(sandbox, tmp_path)
     made = launch(templates[name], env, answers={'gpudirect_ssh_source_ranges': '203.0.113.0/24, 198.51.100.0/24'}, tags='network')
     assert made.status == 'successful', made
-    assert made.artifacts['gpudirect_cluster']['machine_type'] == machine_type
-    assert made.artifacts['gpudirect_cluster']['networks'][0] == '%s-mgmt-net' % prefix
+    assert made.artifacts['aiinfra_gpudirect']['cluster']['machine_type'] == machine_type
+    assert made.artifacts['aiinfra_gpudirect']['cluster']['networks'][0] == '%s-mgmt-net' % prefix
     ssh = [rule['sourceRanges'] for rule in sandbox.resources('compute.firewalls', project=PROJECT) if rule['name'] == '%s-mgmt-external-ssh' % prefix]
     assert ssh == [['203.0.113.0/24', '198.51.100.0/24']]
     gone = launch(templates['GPUDirect teardown (Compute Engine)'], env, answers={'gpudirect_machine_type': machine_type})
     assert gone.status == 'successful', gone
-    assert networks(sandbox) == [] and gone.artifacts['gpudirect_teardown']['network'] == 'absent'
+    assert networks(sandbox) == [] and gone.artifacts['aiinfra_gpudirect']['teardown']['network'] == 'absent'
 
 
 def test_an_empty_ssh_answer_makes_no_ssh_rule(sandbox, tmp_path, launch):
@@ -198,7 +203,7 @@ def test_each_gke_template_checks_its_input_and_runs_its_network_stage(sandbox, 
     job = launch(template, credential_environment(sandbox, tmp_path), tags='network')
     assert job.status == 'successful', job
     if 'teardown' not in name:
-        assert job.artifacts['gpudirect_gke']['status'] == 'not run (tags)' and job.artifacts['gpudirect_gke']['cluster']
+        assert job.artifacts['aiinfra_gpudirect']['gke']['status'] == 'not run (tags)' and job.artifacts['aiinfra_gpudirect']['gke']['cluster']
     if name != 'GPUDirect on GKE':
         return
     # a misspelt answer is refused by the job before anything is made
@@ -217,6 +222,6 @@ def test_the_nccl_template_returns_the_verdict_and_the_report_paths(sandbox, tmp
     job = launch(job_templates()['GPUDirect NCCL test'], credential_environment(sandbox, tmp_path), inventory=str(inventory),
                  answers={'gpudirect_nccl_hosts': 'localhost', 'nccl_test_machine_type': 'a3-megagpu-8g', 'nccl_test_report_dir': str(report)})
     assert job.status == 'successful', job
-    nccl = job.artifacts['gpudirect_nccl']
+    nccl = job.artifacts['aiinfra_gpudirect']['nccl']
     assert nccl['verdict'] == json.loads((report / 'report.json').read_text())['verdict'] == 'PASS'
     assert nccl['report_dir'] == str(report) and sorted(nccl['files']) == sorted(str(path) for path in report.iterdir())

@@ -20,6 +20,7 @@ Runs kept cheap: the Compute Engine templates run their network stage (the workf
 their input check and network stage (tag network: no cluster is created), the NCCL test parses a seed log."""
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pwd
@@ -225,3 +226,34 @@ def test_the_nccl_template_returns_the_verdict_and_the_report_paths(sandbox, tmp
     nccl = job.artifacts['aiinfra_gpudirect']['nccl']
     assert nccl['verdict'] == json.loads((report / 'report.json').read_text())['verdict'] == 'PASS'
     assert nccl['report_dir'] == str(report) and sorted(nccl['files']) == sorted(str(path) for path in report.iterdir())
+
+
+def test_the_openshift_templates_install_prove_return_the_verdict_and_tear_down(tmp_path, launch):
+    """The OpenShift templates on the OpenShift stand-in (the real control plane, tests/sandbox/kube/openshift.py), with
+    the environment the built-in "OpenShift or Kubernetes API Bearer Token" credential injects (K8S_AUTH_HOST,
+    K8S_AUTH_API_KEY, K8S_AUTH_SSL_CA_CERT, K8S_AUTH_VERIFY_SSL; awx/main/models/credential/injectors.py) and no
+    kubeconfig; the stand-in's short polls are the inventory's host variables."""
+    from test_openshift_rdma_playbook import OpenShift, POLL_SECONDS   # pylint: disable=import-outside-toplevel
+    openshift = OpenShift(tmp_path)
+    try:
+        config = yaml.safe_load(open(openshift.kubeconfig, encoding='utf-8'))
+        ca = tmp_path / 'ca.crt'
+        ca.write_bytes(base64.b64decode(config['clusters'][0]['cluster']['certificate-authority-data']))
+        env = {'PATH': os.path.dirname(sys.executable) + os.pathsep + '/usr/bin:/bin', 'HOME': pwd.getpwuid(os.getuid()).pw_dir,
+               'K8S_AUTH_HOST': config['clusters'][0]['cluster']['server'], 'K8S_AUTH_API_KEY': config['users'][0]['user']['token'],
+               'K8S_AUTH_SSL_CA_CERT': str(ca), 'K8S_AUTH_VERIFY_SSL': 'True', 'ANSIBLE_COLLECTIONS_PATH': collections_path()}
+        inventory = tmp_path / 'inventory.yml'
+        inventory.write_text(yaml.safe_dump({'all': {'hosts': {'localhost': {
+            'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable, 'openshift_rdma_poll_seconds': POLL_SECONDS}}}}))
+        templates = job_templates()
+        report = tmp_path / 'rdma-report'
+        proved = launch(templates['GPUDirect RDMA on OpenShift'], env, inventory=str(inventory), answers={'openshift_rdma_report_dir': str(report)})
+        assert proved.status == 'successful', proved
+        rdma = proved.artifacts['aiinfra_gpudirect']['openshift_rdma']
+        assert rdma['verdict'] == json.loads((report / 'report.json').read_text())['verdict']['verdict'] == 'PASS'
+        assert rdma['report_dir'] == str(report) and rdma['configuration'] == 'shared_device/roce'
+        removed = launch(templates['GPUDirect RDMA teardown on OpenShift'], env, inventory=str(inventory))
+        assert removed.status == 'successful', removed
+        assert openshift.get('macvlannetworks.mellanox.com', 'rdmashared-net') is None
+    finally:
+        openshift.stop()

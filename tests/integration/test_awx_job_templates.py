@@ -17,7 +17,8 @@ What AWX keeps of a job besides its events is its artifacts: the playbook_on_sta
 ansible-runner's callback fills from set_stats. The tests read the verdicts and report paths there.
 
 Runs kept cheap: the Compute Engine templates run their network stage (the workflow runs every stage), the GKE ones
-their input check and network stage (tag network: no cluster is created), the NCCL test parses a seed log."""
+their input check and network stage (tag network: no cluster is created), the NCCL test parses a seed log; the
+OpenShift ones run whole on the OpenShift stand-in (minutes). The NCCL diagnosis template is not run here yet."""
 from __future__ import annotations
 
 import base64
@@ -113,7 +114,7 @@ def launch(monkeypatch, tmp_path):
                 inventory=inventory or job_inventory(tmp_path),
                 extravars=survey_answers(template.get('survey_spec'), **(answers or {})),
                 tags=tags or template.get('job_tags') or None, limit=template.get('limit') or None,
-                envvars=environment, quiet=True, timeout=template['timeout'])
+                forks=template.get('forks'), envvars=environment, quiet=True, timeout=template['timeout'])
         finally:
             monkeypatch.undo()
         jobs.append(Job(runner))
@@ -257,3 +258,31 @@ def test_the_openshift_templates_install_prove_return_the_verdict_and_tear_down(
         assert openshift.get('macvlannetworks.mellanox.com', 'rdmashared-net') is None
     finally:
         openshift.stop()
+
+
+@pytest.mark.skipif(not os.environ.get('GPUDIRECT_DOCKER_SOCKET'), reason='GPUDIRECT_DOCKER_SOCKET is not set: source tests/ci/podman.sh')
+def test_the_nccl_diagnosis_template_names_the_bad_host_in_the_artifacts(tmp_path, launch):
+    """The diagnosis template over four stand-in hosts of tests/integration/test_nccl_diagnose.py (an NCCL test container
+    each on podman, SYNTHETIC output, one host broken by its faults file); the stand-in's image and socket are the
+    inventory's variables, as an AWX inventory's would be."""
+    from test_nccl_diagnose import Fabric, IMAGE, SOCKET   # pylint: disable=import-outside-toplevel
+    fabric = Fabric(4)
+    try:
+        fabric.start(['bad-host %s' % fabric.hosts[2]])
+        inventory = tmp_path / 'inventory.yml'
+        inventory.write_text(yaml.safe_dump({'all': {
+            'hosts': {host: {'ansible_connection': 'local', 'nccl_test_container': fabric.containers[host]} for host in fabric.hosts},
+            'vars': {'ansible_python_interpreter': sys.executable, 'nccl_test_preflight': False, 'nccl_test_pull': 'never',
+                     'nccl_test_image': IMAGE, 'nccl_test_force_version_pair': True, 'nccl_test_docker_socket': SOCKET,
+                     'nccl_test_fail_on_verdict': False}}}))
+        env = {'PATH': os.path.dirname(sys.executable) + os.pathsep + '/usr/bin:/bin', 'HOME': pwd.getpwuid(os.getuid()).pw_dir,
+               'ANSIBLE_COLLECTIONS_PATH': collections_path()}
+        report = tmp_path / 'report'
+        job = launch(job_templates()['GPUDirect NCCL fabric diagnosis'], env, inventory=str(inventory),
+                     answers={'gpudirect_nccl_hosts': 'all', 'nccl_test_machine_type': 'a3-megagpu-8g', 'nccl_test_report_dir': str(report)})
+        assert job.status == 'successful', job
+        diagnosis = job.artifacts['aiinfra_gpudirect']['nccl_diagnosis']
+        assert diagnosis['bad_hosts'] == [fabric.hosts[2]] == json.loads((report / 'report.json').read_text())['bad_hosts']
+        assert diagnosis['suspect_hosts'] == [] and diagnosis['synthetic'] is True and diagnosis['report_dir'] == str(report)
+    finally:
+        fabric.remove()

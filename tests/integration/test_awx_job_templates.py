@@ -17,8 +17,8 @@ What AWX keeps of a job besides its events is its artifacts: the playbook_on_sta
 ansible-runner's callback fills from set_stats. The tests read the verdicts and report paths there.
 
 Runs kept cheap: the Compute Engine templates run their network stage (the workflow runs every stage), the GKE ones
-their input check and network stage (tag network: no cluster is created), the NCCL test parses a seed log; the
-OpenShift ones run whole on the OpenShift stand-in (minutes). The NCCL diagnosis template is not run here yet."""
+their input check and network stage (tag network: no cluster is created), the NCCL test parses a seed log, the
+diagnosis runs over four podman stand-in hosts; the OpenShift ones run whole on the OpenShift stand-in (minutes)."""
 from __future__ import annotations
 
 import base64

@@ -146,8 +146,9 @@ def test_the_workflow_runs_its_stages_in_order_and_its_failure_branch_tears_down
     assert network.status == 'successful', network
     assert networks(sandbox) == ['wf-data-net-1', 'wf-data-net-2', 'wf-data-net-3', 'wf-data-net-4', 'wf-mgmt-net']
     assert sandbox.resources('compute.instances', project=PROJECT) == []
-    assert network.artifacts['aiinfra_gpudirect']['cluster'] == {'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf',
-                                                      'networks': ['wf-mgmt-net', 'wf-data-net-1', 'wf-data-net-2', 'wf-data-net-3', 'wf-data-net-4']}
+    assert network.artifacts['aiinfra_gpudirect']['cluster'] == {
+        'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf',
+        'networks': ['wf-mgmt-net', 'wf-data-net-1', 'wf-data-net-2', 'wf-data-net-3', 'wf-data-net-4']}
 
     instances = stage('instances')
     assert instances.status == 'successful', instances
@@ -167,8 +168,8 @@ def test_the_workflow_runs_its_stages_in_order_and_its_failure_branch_tears_down
     removed = stage('teardown', teardown_on_failure='yes')
     assert removed.status == 'successful', removed
     assert sandbox.resources('compute.instances', project=PROJECT) == [] and networks(sandbox) == []
-    assert removed.artifacts['aiinfra_gpudirect']['teardown'] == {'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf',
-                                                       'vms': {'wf-vm-1': 'ABSENT', 'wf-vm-2': 'ABSENT'}, 'network': 'absent'}
+    assert removed.artifacts['aiinfra_gpudirect']['teardown'] == {
+        'machine_type': 'a3-highgpu-8g', 'network_prefix': 'wf', 'vms': {'wf-vm-1': 'ABSENT', 'wf-vm-2': 'ABSENT'}, 'network': 'absent'}
 
 
 @pytest.mark.parametrize('name, machine_type, prefix', [

@@ -88,9 +88,8 @@ def test_the_specs_are_awx_awx_own_and_refuse_what_they_should():
     """The validator refuses a misspelt key and a wrong type with these specs (so the checks below can fail)."""
     assert any('tags_on_launch' in error for error in errors('job_template', {'name': 'x', 'tags_on_launch': True}))
     assert any('timeout' in error for error in errors('job_template', {'name': 'x', 'timeout': 'an hour'}))
-    node_errors = errors('workflow_job_template', {'name': 'x', 'workflow_nodes': [{'identifier': 'a', 'job_tag': 'network'},
-                                                                                  {'identifier': 'b', 'forks': 'many'}]},
-                         spec=workflow_spec()[0])
+    nodes = [{'identifier': 'a', 'job_tag': 'network'}, {'identifier': 'b', 'forks': 'many'}]
+    node_errors = errors('workflow_job_template', {'name': 'x', 'workflow_nodes': nodes}, spec=workflow_spec()[0])
     assert any('job_tag' in error for error in node_errors) and any('forks' in error for error in node_errors)
 
 

@@ -121,6 +121,8 @@ dependency_collections() {
     # Beside our own copy, so ansible-lint and playbooks resolve kubernetes.core without Galaxy.
     [ -f "$BUILD/ansible_collections/kubernetes/core/MANIFEST.json" ] ||
         ansible-galaxy collection install --offline -p "$BUILD" "$deps"/kubernetes-core-*.tar.gz >/dev/null
+    # awx.awx, for its modules' argument specs: the AWX templates under awx/ are checked against them (no AWX runs here).
+    [ -f "$BUILD/ansible_collections/awx/awx/MANIFEST.json" ] || wheel_collection awx awx "$BUILD" >/dev/null
 }
 
 wheel_collection() {

@@ -84,8 +84,9 @@ def judge(reads, expect, minimum):
 
 def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=time.sleep, report=None, verdict_of=None):
     """Poll until every selection is ready or one has failed, or ``timeout`` passes: (verdict, object named, summaries,
-    reads). ``report``: a poll.WaitReport, told each read's outcome (its describe takes the outcome's verdict). ``verdict_of(objects)``: a verdict over all the objects
-    read at once instead of one per object (OLM's stages, judged per operator by olm.progress with the same table)."""
+    reads). ``report``: a poll.WaitReport, told each read's outcome (its describe takes the outcome's verdict).
+    ``verdict_of(objects)``: a verdict over all the objects read at once instead of one per object (OLM's stages,
+    judged per operator by olm.progress with the same table)."""
     expect = expect or {}
     count = [0]
 

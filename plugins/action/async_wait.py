@@ -5,8 +5,9 @@ plugins/modules/async_wait.py.
 
 Why not ansible.builtin.async_status with ``until``, as the role gke_cluster did: each look that finds the job running is
 a "FAILED - RETRYING" line (3600 of them for a job of an hour, one a second), and a wait that runs out says nothing of
-the job. Here the looks go through the collection's one wait (poll.until), a line says where the job stands every
-PROGRESS_EVERY seconds, and the job's result file is removed once read."""
+the job. Here the looks go through the collection's one wait (poll.until), its WaitReport says where the job stands
+(a line at first, then one every ANSIBLE_GPUDIRECT_PROGRESS_INTERVAL seconds, 20 by default, and a summary), and the
+job's result file is removed once read."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import every, until
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import WaitReport, every, until
 
 ARGUMENT_SPEC = {
     'jid': {'type': 'str', 'required': True},
@@ -25,9 +26,14 @@ ARGUMENT_SPEC = {
     'description': {'type': 'str'},
     'cleanup': {'type': 'bool', 'default': True},
 }
-PROGRESS_EVERY = 30.0
-
 display = Display()
+
+
+def job_state(status):
+    """What a look at the job shows: running, or its end."""
+    if not status.get('finished') and 'started' in status:
+        return 'running'
+    return 'failed' if status.get('failed') else 'finished'
 
 
 class ActionModule(ActionBase):
@@ -43,19 +49,14 @@ class ActionModule(ActionBase):
         # Where ansible.builtin.async_status looks (its action plugin): the shell's async_dir.
         async_dir = self._remote_expand_user(self.get_shell_option('async_dir', default='~/.ansible_async'))
         started = time.monotonic()
-        shown = [started]
 
         def look(mode='status'):
-            status = self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
-                                          module_args={'jid': args['jid'], 'mode': mode, '_async_dir': async_dir})
-            now = time.monotonic()
-            if mode == 'status' and not status.get('finished') and now - shown[0] >= PROGRESS_EVERY:
-                display.display('%s [%s]: still running (%.0f s)' % (self._task.get_name(), what, now - started))
-                shown[0] = now
-            return status
+            return self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
+                                        module_args={'jid': args['jid'], 'mode': mode, '_async_dir': async_dir})
 
+        report = WaitReport('%s [%s]' % (self._task.get_name(), what), describe=job_state, emit=display.display)
         status, finished = until(look, lambda status: bool(status.get('finished')) or 'started' not in status,
-                                 args['timeout'], every(args['delay']))
+                                 args['timeout'], every(args['delay']), report=report)
         waited = round(time.monotonic() - started, 1)
         if not finished:
             raise AnsibleActionFail('%s: still running after %.0f s (timeout %s s); its result file stays in %s'

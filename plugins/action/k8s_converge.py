@@ -14,8 +14,10 @@ Documentation: plugins/modules/k8s_converge.py."""
 from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
+from ansible.utils.display import Display
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import converge
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import live_output
 from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import CONNECTION_OPTIONS, KubeAction
 
 ARGUMENT_SPEC = {
@@ -31,6 +33,8 @@ ARGUMENT_SPEC = {
                 'deprecated_aliases': [{'name': 'wait_timeout', 'version': '1.0.0', 'collection_name': 'aiinfra.gpudirect'}]},
     **CONNECTION_OPTIONS,
 }
+
+display = Display()
 
 
 class ActionModule(KubeAction):
@@ -50,8 +54,9 @@ class ActionModule(KubeAction):
                                             dry_run=self._task.check_mode, force_option=args['force_conflicts_variable'])
             else:
                 managers = None if args['delete_unmanaged'] else (args['delete_managers'] or [args['field_manager']])
-                outcome = converge.remove(api, args['objects'], managers, dry_run=self._task.check_mode,
-                                          wait=args['wait'], timeout=args['timeout'])
+                with live_output(display.display):   # a deletion a finalizer holds says so while it waits
+                    outcome = converge.remove(api, args['objects'], managers, dry_run=self._task.check_mode,
+                                              wait=args['wait'], timeout=args['timeout'])
         except (converge.ConvergeError, converge.ApiRefusal) as exc:
             raise AnsibleActionFail('k8s_converge: %s' % exc) from None
         return self._report(result, args, outcome)

@@ -17,6 +17,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import converge, waiter
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import olm
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import WaitReport
 from ansible_collections.aiinfra.gpudirect.plugins.plugin_utils.kube_client import CONNECTION_OPTIONS, KubeAction
 
 ARGUMENT_SPEC = {
@@ -38,9 +39,6 @@ ARGUMENT_SPEC = {
     **CONNECTION_OPTIONS,
 }
 OLM_STAGES = ('Subscription', 'InstallPlan', 'ClusterServiceVersion', 'CustomResourceDefinition')
-# A wait says where it stands after this many seconds, and again whenever the verdict changes (at most this often):
-# a GKE DaemonSet or an operator takes minutes, and a silent task looks hung.
-PROGRESS_AFTER = 10.0
 
 display = Display()
 
@@ -60,11 +58,13 @@ class ActionModule(KubeAction):
             return dict(result, changed=False, verdict='ready', objects=[], reads=0, msg='%s: nothing to wait for' % what)
         verdict_of = self._olm_stage(args)
         started = time.monotonic()
+        # A GKE DaemonSet or an operator takes minutes, and a silent task looks hung: the wait says where it stands.
+        report = WaitReport('%s [%s]' % (self._task.get_name(), what), describe=lambda outcome: outcome[0], emit=display.display)
         try:
             api = self.client(args)
             verdict, named, summaries, reads = waiter.wait(api, chosen, expect=args['expect'], minimum=args['minimum'],
-                                                           timeout=args['timeout'], delay=args['delay'],
-                                                           progress=self._progress(what, started), verdict_of=verdict_of)
+                                                           timeout=args['timeout'], delay=args['delay'], report=report,
+                                                           verdict_of=verdict_of)
             explanation = waiter.explain(api, named, args['expect'], verdict) if named is not None and verdict != 'ready' else []
         except (waiter.WaitError, converge.ApiRefusal) as exc:
             raise AnsibleActionFail('k8s_wait: %s: %s' % (what, exc)) from None
@@ -73,8 +73,10 @@ class ActionModule(KubeAction):
         if verdict == 'ready':
             placed = ', '.join('%s on %s' % (each['name'], each['node']) for each in summaries if each.get('node'))
             result['msg'] = '%s: ready%s (%d read%s, %.0f s)' % (what, ': ' + placed if placed else '', reads, '' if reads == 1 else 's', waited)
-            # An ok result prints nothing at the default verbosity; what is ready, and where, is worth one line.
-            display.display(result['msg'])
+            # An ok result prints nothing at the default verbosity; what is ready, and where, is worth one line (the
+            # report's summary when it said where the wait stood).
+            if not report.lines:
+                display.display(result['msg'])
             return result
         gave_up = ' (still pending after %.0f s, %d reads)' % (waited, reads) if verdict.startswith('pending') else ''
         return dict(result, failed=True, msg='%s: %s%s%s' % (what, verdict, gave_up, ''.join('; ' + part for part in explanation)))
@@ -90,14 +92,3 @@ class ActionModule(KubeAction):
                                     'read; olm.operators names them)' % ', '.join(OLM_STAGES))
         operators, subscriptions = args['olm']['operators'], args['olm']['subscriptions']
         return lambda objects: olm.progress(objects, operators, args['kind'], subscriptions)
-
-    def _progress(self, what, started):
-        """The callback that prints where a long wait stands: after PROGRESS_AFTER seconds, then on each new verdict."""
-        shown = {'verdict': None, 'at': started}
-
-        def progress(verdict):
-            now = time.monotonic()
-            if now - started >= PROGRESS_AFTER and verdict != shown['verdict'] and now - shown['at'] >= PROGRESS_AFTER:
-                display.display('%s [%s]: %s (%.0f s)' % (self._task.get_name(), what, verdict, now - started))
-                shown.update(verdict=verdict, at=now)
-        return progress

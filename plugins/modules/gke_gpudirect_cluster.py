@@ -210,7 +210,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.executor imp
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import every, until
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import WaitReport, every, until
 
 ARGUMENT_SPEC = gke_cluster.ARGUMENT_SPEC
 
@@ -223,8 +223,10 @@ def wait_running(container, path, timeout, sleep):
     """Re-read the cluster until it is RUNNING (an operation of an earlier run may still be at work);
     fail on ERROR or RUNNING_WITH_ERROR with GKE's statusMessage."""
     broken = ('ERROR', 'RUNNING_WITH_ERROR', 'DEGRADED')
+    report = WaitReport('cluster %s' % path, describe=lambda current: (current or {}).get('status', 'gone'))
     current, settled = until(lambda: container.get(path, action='read cluster %s' % path),
-                             lambda current: current is None or current.get('status') in ('RUNNING',) + broken, timeout, every(5.0), sleep=sleep)
+                             lambda current: current is None or current.get('status') in ('RUNNING',) + broken, timeout, every(5.0), sleep=sleep,
+                             report=report)
     status = (current or {}).get('status')
     # Neither is bad input: GKE's own state (a failed cluster), or time (an earlier run's operation still at work).
     if status in broken:

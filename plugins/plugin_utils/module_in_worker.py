@@ -20,6 +20,9 @@ process's would be. An exception in main() is a failed result with its traceback
 One difference is ansible-core's own: on 2.19, module code that runs on the controller shows its warnings and
 deprecations at once through Display (module_utils/common/warnings.py, ``_internal.is_controller``) instead of
 returning them in the result, so a registered result has no ``warnings`` key; they are still shown.
+One difference is ours: the progress lines of a long wait (poll.WaitReport: an operation's status every 20 s) are
+shown while the module runs, through Display, which in a worker process sends them to ansible-playbook over its
+final queue (ansible-core 2.17 to 2.21 alike); a module process can only return them in its result.
 
 The usual way is kept wherever the module would not run in this very Python (each case is the reason given at
 -vvv): an ansible-core whose internals this relies on have moved (2.21: ``remove_internal_keys``), a connection
@@ -44,6 +47,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action.normal import ActionModule as NormalAction
 from ansible.utils.display import Display
 from ansible.release import __version__ as ANSIBLE_CORE_VERSION
+
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import live_output
 
 try:   # gone in ansible-core 2.21, whose module results are a UnifiedTaskResult: there the module runs as its process
     from ansible.vars.clean import remove_internal_keys
@@ -120,6 +125,16 @@ def run_main(python_module):
     return out.getvalue(), status
 
 
+def progress_line_printer(stdout):
+    """A progress line's way out while main() runs: Display, with the standard output it would write to outside
+    run_main (in a worker process it writes none: it sends the line to ansible-playbook; elsewhere the line must not
+    land in the module's captured output)."""
+    def show(line):
+        with contextlib.redirect_stdout(stdout):
+            display.display(line)
+    return show
+
+
 class ModuleInWorkerAction(NormalAction):
     """ansible.builtin.normal, with the module run in the worker process when that is the same Python."""
 
@@ -163,7 +178,7 @@ class ModuleInWorkerAction(NormalAction):
         self._compute_environment_string(environment)
         namespace, collection, name = self._task.resolved_action.split('.')
         python_module = importlib.import_module('ansible_collections.%s.%s.plugins.modules.%s' % (namespace, collection, name))
-        with module_process_state(encoded_module_args(args), environment):
+        with module_process_state(encoded_module_args(args), environment), live_output(progress_line_printer(sys.stdout)):
             stdout, status = run_main(python_module)
         output = {'stdout': stdout, 'stderr': '', 'rc': status}
         data = self._parse_returned_data(output) if PROFILE is None else self._parse_returned_data(output, PROFILE)

@@ -4,6 +4,7 @@ job failed, and names the job when it runs out of time."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -52,4 +53,8 @@ def test_a_failed_job_fails_with_its_own_result_and_a_job_still_running_is_named
     ])
     assert run.returncode != 0
     assert 'TASK [It failed with the job result]' in run.stdout and 'All assertions passed' in run.stdout, run.stdout[-3000:]
-    assert 'the long job: still running after 1 s (timeout 1.0 s); its result file stays in' in run.stdout, run.stdout[-3000:]
+    # (the seconds are those the looks took: a loaded machine makes the first one last over the timeout)
+    assert re.search(r'the long job: still running after \d+ s \(timeout 1.0 s\); its result file stays in', run.stdout), run.stdout[-3000:]
+    # where the wait stood: a line when it began to wait, and its end
+    assert re.search(r'Wait too briefly \[the long job\]: running \(\d+ s\)\n', run.stdout), run.stdout[-3000:]
+    assert re.search(r'Wait too briefly \[the long job\]: still running after \d+ s, \d+ reads?; gave up\n', run.stdout), run.stdout[-3000:]

@@ -71,8 +71,15 @@ def test_gke_playbook_cloud_half_then_teardown(sandbox, playbook, machine_type, 
     extra['gpudirect_machine_type'] = machine_type
     for name in pool_vars:   # the teardown reads no such variable (and refuses it)
         extra.pop(name)
-    ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS, env=env))
+    down = ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS, env=env))
     assert sandbox.resources('container.clusters') == [] and sandbox.resources('compute.networks') == []
+    # the summary says what each stage deleted (the RDMA family has no per-NIC networks)
+    cluster_name = cluster['name']
+    assert re.search(r'"teardown of %s in [a-z0-9-]+: node pool: [^;"]*%s-gpu[^;"]*; cluster: [^;"]*%s[^;"]*; per-NIC networks: %s"'
+                     % (cluster_name, cluster_name, cluster_name, '[^"]*%s[^"]*' % networks[0] if networks else 'not run [^"]*'), down.stdout), \
+        down.stdout[-3000:]
     if full:
         rerun = ok(ansible_playbook(sandbox, 'gke_teardown.yml', extra, args=CLOUD_TAGS))
         assert recap(rerun)['changed'] == 0
+        assert re.search(r'"teardown of %s in [a-z0-9-]+: node pool: not run \(tags, or no cluster\); cluster: nothing to delete; '
+                         r'per-NIC networks: nothing to delete"' % cluster_name, rerun.stdout), rerun.stdout[-3000:]

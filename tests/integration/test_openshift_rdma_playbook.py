@@ -265,6 +265,11 @@ def test_teardown_removes_only_what_the_role_installed_or_applied(openshift):
             if openshift.get('namespaces', name) is not None] == []
     assert not [request for request in down.mutations if request[0] == 'DELETE' and 'sriovoperatorconfigs' in request[1]]
     assert not [request for request in down.mutations if '/namespaces/openshift-nfd' in request[1]], down.mutations
+    # the playbook's summary: what went, what stayed
+    summary = down.stdout.split('TASK [Summary]', 1)[1]
+    assert '"OpenShift GPUDirect RDMA teardown: none of the role\'s objects was left"' in summary, summary   # (only --tags operators ran)
+    assert re.search(r'"operators: removed: [^"]*Namespace nvidia-network-operator', summary), summary
+    assert '"left alone (not made by the collection): NicClusterPolicy %s (written by' % theirs['metadata']['name'] in summary, summary
 
 
 def test_a_field_someone_else_took_is_named_with_the_way_out_and_taken_back_when_asked(openshift):

@@ -75,10 +75,14 @@ def test_main_job_output_then_teardown_twice(sandbox):
     assert gone.returncode == 0, gone.stdout[-3000:]
     for collection in ('compute.instances', 'compute.firewalls', 'compute.subnetworks', 'compute.networks'):
         assert sandbox.resources(collection) == [], collection
+    # the summary says what each stage deleted, and on a rerun that nothing was left
+    assert re.search(r'"teardown of a3high: VMs: [^"]*a3high-vm-1[^"]*a3high-vm-2[^"]*; network: [^"]*a3high-mgmt-net[^"]*"', gone.stdout), \
+        gone.stdout[-3000:]
     count = len(mutating(sandbox))
     again = ansible_playbook(sandbox, 'teardown.yml', {'gpudirect_machine_type': 'a3-highgpu-8g'})
     assert again.returncode == 0, again.stdout[-3000:]
     assert len(mutating(sandbox)) == count, 'a second teardown changes nothing'
+    assert '"teardown of a3high: VMs: none left to delete; network: nothing left to delete"' in again.stdout, again.stdout[-3000:]
 
 
 def test_teardown_finds_the_runs_vms_by_label_and_refuses_while_other_vms_use_the_fabric(sandbox, api):

@@ -9,7 +9,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.errors impor
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.operations import await_with_wait_method
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.links import resource_name
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import COMPUTE_DEFAULT_ENDPOINT, ApiClient, RetryPolicy
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import until
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import WaitReport, until
 
 # Every Compute path of the collection is built by one of these, and only here. A path is relative to projects/PROJECT/
 # (ComputeClient.url), which is also how a request body refers to a resource of its own project; one that starts with
@@ -203,8 +203,10 @@ class ComputeClient(ApiClient):
         Returns ({name: instance} of every name, [names still late at the deadline]); a VM not in targets is only read."""
         def late(current):
             return [name for name, status in targets.items() if current.get(name, {}).get('status') != status]
+        report = WaitReport('VMs %s' % ', '.join(sorted(targets)), describe=lambda current: '%d of %d at %s' % (
+            len(targets) - len(late(current)), len(targets), '/'.join(sorted(set(targets.values())))))
         current, _done = until(lambda: self.instances_by_name(names), lambda current: not late(current), timeout,
-                               RetryPolicy(initial_delay=1.0, max_delay=10.0).delays(), sleep=self.transport.sleep)
+                               RetryPolicy(initial_delay=1.0, max_delay=10.0).delays(), sleep=self.transport.sleep, report=report)
         return current, late(current)
 
     def delete(self, path, action, timeout=600.0):

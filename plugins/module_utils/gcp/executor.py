@@ -13,6 +13,8 @@ before/after diff, or one fail_json that keeps what was gathered.
 
 from __future__ import annotations
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.operations import operation_state
+
 
 class Progress:
     """Progress lines for the result: one per change of a Container operation's status or progress (the executor
@@ -24,17 +26,11 @@ class Progress:
 
     def __call__(self, operation):
         name = operation.get('name', '?')
-        stages = [stage for stage in (operation.get('progress') or {}).get('stages') or [] if stage.get('status')]
-        detail = operation.get('detail') or operation.get('statusMessage') or ''
-        state = (operation.get('operationType', ''), operation.get('status'), detail,
-                 tuple((s.get('name'), s.get('status')) for s in stages))
+        state = operation_state(operation, with_type=False)
         if self._last.get(name) == state:
             return
         self._last[name] = state
-        line = '%s %s: %s' % (operation.get('operationType') or 'operation', name, operation.get('status'))
-        if detail:
-            line += ' (%s)' % detail
-        self.lines.append(line)
+        self.lines.append('%s %s: %s' % (operation.get('operationType') or 'operation', name, state))
 
     def note(self, line):
         self.lines.append(line)

@@ -18,7 +18,7 @@ import time
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import gke as gke_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import ProportionalPoll, until
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import ProportionalPoll, WaitReport, until
 
 _MISSING = object()
 
@@ -88,7 +88,9 @@ def read_node_names(transport, endpoint, ca_certificate, pool, expected=None, ti
                 raise InputError('read the Nodes of node pool %s from the cluster API %s: HTTP %s %s; give the module credentials the '
                                  'cluster accepts, or set read_nodes: false' % (pool, endpoint, response.status_code, response.text[:200]))
             return sorted(item['metadata']['name'] for item in response.json().get('items', []))
-        names, _done = until(read, lambda names: expected is None or len(names) >= expected, timeout, ProportionalPoll().delays(), sleep=sleep)
+        report = WaitReport('Nodes of node pool %s' % pool, describe=lambda names: '%d of %s registered' % (len(names), expected))
+        names, _done = until(read, lambda names: expected is None or len(names) >= expected, timeout, ProportionalPoll().delays(), sleep=sleep,
+                             report=report)
         return names
     finally:
         os.unlink(ca_file.name)

@@ -27,7 +27,7 @@ import copy
 import json
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import applied
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import every, until
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.poll import WaitReport, every, until
 
 
 class ConvergeError(Exception):
@@ -145,6 +145,14 @@ def converge(api, objects, field_manager, force=False, dry_run=False, force_opti
     return outcome
 
 
+def _deletion_state(live):
+    """Where a deleted object stands: gone, or still there and what holds it."""
+    if live is None:
+        return 'gone'
+    finalizers = (live.get('metadata') or {}).get('finalizers')
+    return 'still there' + (' (finalizers: %s)' % ', '.join(finalizers) if finalizers else '')
+
+
 def remove(api, objects, field_managers, dry_run=False, wait=False, timeout=120, poll=1.0):
     """{'removed', 'left_alone', 'diff', 'failed'}: see the module docstring. ``field_managers`` None: every object
     that exists is deleted."""
@@ -168,8 +176,9 @@ def remove(api, objects, field_managers, dry_run=False, wait=False, timeout=120,
                     outcome['failed'] = _refused(obj, refusal, 'deleted')
                     break
             if wait:
+                report = WaitReport('%s deleted' % title(obj), describe=_deletion_state)
                 _live, gone = until(lambda: api.get(resource, obj['metadata']['name'], namespace), lambda live: live is None,
-                                    timeout, every(poll))
+                                    timeout, every(poll), report=report)
                 if not gone:
                     outcome['failed'] = '%s was deleted but is still there after %s s (a finalizer holds it)' % (title(obj), timeout)
                     break

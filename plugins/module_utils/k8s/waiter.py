@@ -82,10 +82,11 @@ def judge(reads, expect, minimum):
     return readiness.worst(verdicts) + (summaries,)
 
 
-def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=time.sleep, progress=None, verdict_of=None):
+def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=time.sleep, report=None, verdict_of=None):
     """Poll until every selection is ready or one has failed, or ``timeout`` passes: (verdict, object named, summaries,
-    reads). ``progress(verdict)`` is called after each read. ``verdict_of(objects)``: a verdict over all the objects
-    read at once instead of one per object (OLM's stages, judged per operator by olm.progress with the same table)."""
+    reads). ``report``: a poll.WaitReport, told each read's outcome (its describe takes the outcome's verdict).
+    ``verdict_of(objects)``: a verdict over all the objects read at once instead of one per object (OLM's stages,
+    judged per operator by olm.progress with the same table)."""
     expect = expect or {}
     count = [0]
 
@@ -96,10 +97,9 @@ def wait(api, chosen, expect=None, minimum=1, timeout=300.0, delay=2.0, sleep=ti
             outcome = (verdict_of([obj for _selection, pairs in reads for _name, obj in pairs if obj is not None]), None, [])
         else:
             outcome = judge(reads, expect, int(minimum))
-        if progress:
-            progress(outcome[0])
         return outcome
-    (result, obj, summaries), _done = until(poll_once, lambda outcome: not outcome[0].startswith('pending'), timeout, every(delay), sleep=sleep)
+    (result, obj, summaries), _done = until(poll_once, lambda outcome: not outcome[0].startswith('pending'), timeout, every(delay), sleep=sleep,
+                                            report=report)
     return result, obj, summaries, count[0]
 
 

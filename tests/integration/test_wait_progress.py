@@ -1,0 +1,51 @@
+"""Progress a person can follow (issue 25 item 5): the cluster stage of a GKE playbook, run with the real
+ansible-playbook against the Container API sandbox whose CREATE_CLUSTER operation takes seconds, prints where the wait
+stands while it waits (the operation's status, every ANSIBLE_GPUDIRECT_PROGRESS_INTERVAL seconds) and a summary when it
+ends, and no "FAILED - RETRYING" line. Each line's arrival is timed as ansible-playbook prints it: lines printed only
+when the task ended would arrive together."""
+
+import json
+import re
+import subprocess
+import time
+
+from playbook_runner import ansible_playbook_command, collection_root, sandbox_environment
+
+CREATE_SECONDS = 8.0
+INTERVAL = 2.0
+
+
+def timed_lines(command, env, timeout=300):
+    """Run ``command``: [(seconds since start, line)] of its output as it arrived, and its exit status."""
+    started = time.monotonic()
+    lines = []
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as process:
+        for line in process.stdout:
+            lines.append((time.monotonic() - started, line.rstrip('\n')))
+            assert time.monotonic() - started < timeout, 'still running after %s s' % timeout
+        status = process.wait()
+    return lines, status
+
+
+def test_a_minutes_long_cluster_creation_says_where_it_stands_while_it_waits(sandbox):
+    sandbox.operation_latency['CREATE_CLUSTER'] = CREATE_SECONDS
+    root = collection_root()
+    command = [*ansible_playbook_command(kubernetes=True), '-i', str(root / 'inventories' / 'sandbox'), str(root / 'playbooks' / 'gke_a3ultra.yml'),
+               '-e', json.dumps({'gpudirect_project': 'sandbox-project', 'gpudirect_read_nodes': False}), '--tags', 'cluster']
+    env = dict(sandbox_environment(sandbox, 'sandbox-project'), ANSIBLE_GPUDIRECT_PROGRESS_INTERVAL=str(INTERVAL))
+    lines, status = timed_lines(command, env)
+    output = '\n'.join(line for _at, line in lines)
+    assert status == 0, output[-4000:]
+    assert 'FAILED - RETRYING' not in output
+
+    waiting = [(at, line) for at, line in lines if re.match(r'create cluster \S+.*, operation operation-\S+: (still )?CREATE_CLUSTER RUNNING \(\d+ s\)$', line)]
+    summary = [line for _at, line in lines if re.match(r'create cluster \S+.*, operation operation-\S+: CREATE_CLUSTER DONE after \d+ s, \d+ reads$', line)]
+    assert len(summary) == 1, output[-4000:]
+    # a line at once, then one every INTERVAL seconds: 8 s of RUNNING give about 4 more
+    assert len(waiting) >= CREATE_SECONDS / INTERVAL - 1, output[-4000:]
+    assert not waiting[0][1].split(': ', 1)[1].startswith('still'), 'the first line says what was seen, not "still"'
+    # They arrived while the task ran, spread over the wait, not all at its end.
+    task_done = next(at for at, line in lines if line.startswith('changed: [localhost]'))
+    assert task_done - waiting[0][0] >= CREATE_SECONDS - INTERVAL, (waiting, task_done)
+    gaps = [later[0] - earlier[0] for earlier, later in zip(waiting, waiting[1:])]
+    assert all(gap <= 2 * INTERVAL for gap in gaps), gaps

@@ -111,34 +111,39 @@ def ib_write_bw(context, args):
     return 0
 
 
+def background(context, args, given_log):
+    """``nohup ib_write_bw ARGS > LOG 2>&1 &``: a server is recorded (a client's run writes its log); a client runs now,
+    its output (and errors) in LOG."""
+    log = os.path.join(context['state_dir'], '%s-%s' % (context['uid'], os.path.basename(given_log)))
+    logs_path = os.path.join(context['state_dir'], '%s-logs.json' % context['uid'])
+    logs = json.load(open(logs_path, encoding='utf-8')) if os.path.exists(logs_path) else {}
+    logs[given_log] = log
+    with open(logs_path, 'w', encoding='utf-8') as handle:
+        json.dump(logs, handle)
+    if server_address(args):
+        with open(log + '.content', 'w', encoding='utf-8') as handle:
+            saved = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = handle
+            try:
+                ib_write_bw(context, args)
+            finally:
+                sys.stdout, sys.stderr = saved
+        return
+    with open(state_file(context, context['uid'], option(args, '-p', '18515')), 'w', encoding='utf-8') as handle:
+        json.dump({'args': args, 'log': log, 'device': option(args, '-d', context['device']), 'node': context.get('node')}, handle)
+
+
 def main(argv):
     context = json.loads(argv[1])
     command = argv[2:]
     name = os.path.basename(command[0]) if command else ''
     if name == 'sh' and len(command) == 3 and command[1] == '-c':
-        match = re.match(r'^nohup (\S*ib_write_bw .*) > (\S+) 2>&1 &$', command[2].strip())
-        if not match:
-            sys.stderr.write('sh: only "nohup ib_write_bw ... > LOG 2>&1 &" is served by this stand-in\n')
+        script = command[2].strip()
+        if not re.match(r'^(?:nohup \S*ib_write_bw [^&]*? > \S+ 2>&1 &\s*)+$', script):
+            sys.stderr.write('sh: only "nohup ib_write_bw ... > LOG 2>&1 &" (one or more) is served by this stand-in\n')
             return 127
-        args = shlex.split(match.group(1))[1:]
-        log = os.path.join(context['state_dir'], '%s-%s' % (context['uid'], os.path.basename(match.group(2))))
-        logs_path = os.path.join(context['state_dir'], '%s-logs.json' % context['uid'])
-        logs = json.load(open(logs_path, encoding='utf-8')) if os.path.exists(logs_path) else {}
-        logs[match.group(2)] = log
-        with open(logs_path, 'w', encoding='utf-8') as handle:
-            json.dump(logs, handle)
-        if server_address(args):
-            # A client in the background: it runs now, its output (and errors) in the log.
-            with open(log + '.content', 'w', encoding='utf-8') as handle:
-                saved = sys.stdout, sys.stderr
-                sys.stdout = sys.stderr = handle
-                try:
-                    ib_write_bw(context, args)
-                finally:
-                    sys.stdout, sys.stderr = saved
-            return 0
-        with open(state_file(context, context['uid'], option(args, '-p', '18515')), 'w', encoding='utf-8') as handle:
-            json.dump({'args': args, 'log': log, 'device': option(args, '-d', context['device']), 'node': context.get('node')}, handle)
+        for match in re.finditer(r'nohup (\S*ib_write_bw [^&]*?) > (\S+) 2>&1 &', script):
+            background(context, shlex.split(match.group(1))[1:], match.group(2))
         return 0
     if name == 'ib_write_bw':
         return ib_write_bw(context, command[1:])

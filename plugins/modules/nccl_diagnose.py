@@ -79,11 +79,11 @@ options:
     default: true
   measure:
     description:
-      - What a run is. V(nccl) (default), C(result) of each O(results) entry is what M(aiinfra.gpudirect.nccl_perf) returned.
-      - V(ib_write_bw), C(result) is the client side's command result (C(stdout), C(rc), C(failed), C(msg), as
+      - "What a run is. V(nccl) (default): C(result) of each O(results) entry is what M(aiinfra.gpudirect.nccl_perf) returned."
+      - "V(ib_write_bw): C(result) is the client side's command result (C(stdout), C(rc), C(failed), C(msg), as
         M(aiinfra.gpudirect.pod_exec) returns it), or C(hcas), a list of them each with its C(nic) (every HCA run at once
         between the two hosts: the pair passes when every HCA passes), with an optional C(host_evidence) (per host C(gpus),
-        C(network)); the per-NIC runs are per HCA (O(hcas)); the runs have no C(test_command).
+        C(network)); the per-NIC runs are per HCA (O(hcas)); the runs have no C(test_command)."
     type: str
     choices: [nccl, ib_write_bw]
     default: nccl

@@ -4,7 +4,6 @@ ansible-playbook and kubernetes.core against the OpenShift stand-in on the real 
 stand-in's ib_write_bw (openshift_tools.py) prints slow numbers for a run touching a node or an HCA whose Node carries the
 stand-in's fault annotations; the diagnosis must name that node (or that HCA), and only it, with its evidence."""
 
-import json
 import os
 import sys
 import time
@@ -39,8 +38,9 @@ def _mark(openshift, node, annotations):
 
 def _diagnose(openshift, args=(), **extra):
     started = time.monotonic()
-    run = openshift.run(args=args, extra=dict({'openshift_rdma_proof_mode': 'diagnose', 'openshift_rdma_machine_type': MACHINE,
-                                    'openshift_rdma_method': 'shared_device', 'openshift_rdma_link': 'roce'}, **extra))
+    settings = {'openshift_rdma_proof_mode': 'diagnose', 'openshift_rdma_machine_type': MACHINE,
+                'openshift_rdma_method': 'shared_device', 'openshift_rdma_link': 'roce'}
+    run = openshift.run(args=args, extra=dict(settings, **extra))
     run.wall = round(time.monotonic() - started, 1)
     return run
 

@@ -211,8 +211,8 @@ PAIR_PLOT = 'pairs.png'
 # What a diagnosis's runs measure (report 'measure'): its title, the quantity of a pair and a NIC run.
 MEASURES = {
     'nccl': {'title': 'NCCL', 'pair': 'bus bandwidth at the largest size', 'nic': 'NCCL restricted to one NIC', 'nic_name': 'NIC'},
-    'ib_write_bw': {'title': 'ib_write_bw (GPU memory)', 'pair': 'ib_write_bw BW average', 'nic': 'ib_write_bw on one HCA, the same HCA of a healthy node',
-                    'nic_name': 'HCA'},
+    'ib_write_bw': {'title': 'ib_write_bw (GPU memory)', 'pair': 'ib_write_bw BW average',
+                    'nic': 'ib_write_bw on one HCA, the same HCA of a healthy node', 'nic_name': 'HCA'},
 }
 
 
@@ -255,8 +255,9 @@ def diagnosis_markdown(report):
         lines += ['', '## %ss (%s; must reach %s %s, its share of the line rate x %s)' % (
             measure['nic_name'], measure['nic'], _gb(report['nic_threshold_gbps']), unit, report.get('fraction')), '',
             '| host | partner | %s | %s (%s) | |' % (measure['nic_name'], measure['pair'], unit), '|---|---|---|---:|---|']
+        every = 'below (as every %s of the host)' % measure['nic_name']
         lines += ['| %s | %s | %s | %s | %s |' % (f['host'], f['partner'], f['nic'], _gb(f['busbw_gbps']),
-                                                  'ok' if f['passed'] else '**named**' if f['named'] else 'below (as every %s of the host)' % measure['nic_name'])
+                                                  'ok' if f['passed'] else '**named**' if f['named'] else every)
                   for f in report['nics']]
     lines += ['', 'Bad hosts (for `--limit`): `%s`' % (','.join('!' + h for h in bad) if bad else 'none'),
               '', 'Pair bandwidth matrix: `%s`' % PAIR_PLOT]

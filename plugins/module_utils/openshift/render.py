@@ -538,6 +538,21 @@ def diagnosis_pods(options, nodes, gpus=1, namespace=None):
     return pods
 
 
+def diagnosis_processes(runs, hcas, gpus, nodes, round_number):
+    """The ib_write_bw processes of a diagnosis round, one per run and HCA (a pair of nodes runs every HCA at once, a
+    per-HCA run its one): ``{'run', 'hosts', 'hca', 'port', 'gpu', 'client', 'server'}``, client and server the indices
+    of the run's nodes in ``nodes``; HCA I uses GPU I (modulo ``gpus``) and port 10000 + round x 100 + I, so no process
+    of an earlier round holds it."""
+    processes = []
+    for index, run in enumerate(runs):
+        for hca in [run['nic']] if run.get('nic') else hcas:
+            position = list(hcas).index(hca)
+            processes.append({'run': index, 'hosts': list(run['hosts']), 'hca': hca, 'gpu': position % max(int(gpus), 1),
+                              'port': catalog.IB_WRITE_BW_PORT + int(round_number) * 100 + position,
+                              'client': nodes.index(run['hosts'][0]), 'server': nodes.index(run['hosts'][1])})
+    return processes
+
+
 def diagnosis_pod_prefix(options):
     return 'rdma-%s-%s-diag-' % (options['method'].replace('_', '-'), options['link'])
 

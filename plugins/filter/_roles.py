@@ -150,6 +150,8 @@ PRIVATE = {
     'openshift_stale_objects': openshift_render.stale_objects,
     'openshift_every_method_object': openshift_render.every_method_object,
     'openshift_test_pods': openshift_render.test_pods,
+    'openshift_diagnosis_pods': openshift_render.diagnosis_pods,
+    'openshift_diagnosis_processes': openshift_render.diagnosis_processes,
     'openshift_resource': openshift_render.resource,
     'openshift_network_ip': openshift_render.network_ip,
     'openshift_ib_write_bw_command': openshift_render.ib_write_bw_command,

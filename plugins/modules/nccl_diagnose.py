@@ -27,6 +27,11 @@ description:
   - With O(dest), once the diagnosis is done, writes C(report.json), C(junit.xml), C(summary.md) (one table of hosts with
     their evidence) and C(pairs.png) (the pair bandwidth matrix) there.
   - A pair is judged by the calibrated NCCL verdict (PASS passes). Verdicts computed on stand-in output say so.
+  - "With O(measure=ib_write_bw) (the OpenShift diagnosis of role P(aiinfra.gpudirect.openshift_rdma#role)), a run is
+    C(ib_write_bw) with GPU memory between two nodes' test Pods, judged by its BW average against O(threshold_fraction) of one
+    HCA's link rate (the machine type's line rate / data NICs, 400 Gb/s on A3 Ultra and A4, else O(link_gbps)); the same rounds
+    name the bad nodes, and per HCA (O(hcas)) each bad node's HCA runs against the same HCA of a healthy node, so an HCA below
+    the threshold while another HCA of its node reaches it is named."
 author:
   - aiinfra.gpudirect contributors (@aiinfra)
 extends_documentation_fragment:
@@ -72,6 +77,28 @@ options:
     description: Draw C(pairs.png) (needs matplotlib on the controller).
     type: bool
     default: true
+  measure:
+    description:
+      - "What a run is. V(nccl) (default): C(result) of each O(results) entry is what M(aiinfra.gpudirect.nccl_perf) returned."
+      - "V(ib_write_bw): C(result) is the client side's command result (C(stdout), C(rc), C(failed), C(msg), as
+        M(aiinfra.gpudirect.pod_exec) returns it), or C(hcas), a list of them each with its C(nic) (every HCA run at once
+        between the two hosts: the pair passes when every HCA passes), with an optional C(host_evidence) (per host C(gpus),
+        C(network)); the per-NIC runs are per HCA (O(hcas)); the runs have no C(test_command)."
+    type: str
+    choices: [nccl, ib_write_bw]
+    default: nccl
+  hcas:
+    description: With O(measure=ib_write_bw), the RDMA devices (for example V(mlx5_0)) each bad host tests alone against a healthy one.
+    type: list
+    elements: str
+    default: []
+  link_gbps:
+    description: With O(measure=ib_write_bw), one HCA's link rate in Gb/s when no O(machine_type) gives it (for example C(ibstat)'s Rate).
+    type: float
+  threshold_fraction:
+    description: With O(measure=ib_write_bw), a run passes when its BW average reaches this fraction of one HCA's link rate.
+    type: float
+    default: 0.75
 """
 
 EXAMPLES = r"""
@@ -157,15 +184,19 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.perftest import output as perftest
+
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as openshift_catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import command as nccl_command
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import diagnose
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import report as nccl_report
-from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.verdict import FAIL, REFERENCE_FRACTION
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.verdict import FAIL, PASS, REFERENCE_FRACTION
 
 PER_NIC_TECHNOLOGIES = (families.TCPX, families.TCPXO)
-# The GPUDirect plugins whose NIC list NCCL takes per run; RDMA's per-HCA test (ib_write_bw) is not built yet.
+# The GPUDirect plugins whose NIC list NCCL takes per run; RDMA's per-HCA test is measure ib_write_bw (OpenShift).
+IB_WRITE_BW = 'ib_write_bw'
 
 
 def check_inputs(params):
@@ -179,10 +210,54 @@ def check_inputs(params):
     if params['max_rounds'] < 1:
         raise ValueError('max_rounds: %d; give 1 or more (3 localises one bad host among any count)' % params['max_rounds'])
     _name, family, technology = nccl_command.verdict_target(params)
+    if params['measure'] == IB_WRITE_BW:
+        if technology and technology != families.RDMA:
+            raise ValueError('measure: ib_write_bw measures RDMA HCAs; %s uses GPUDirect-%s: drop measure or give an RDMA machine_type'
+                             % (params['machine_type'] or 'technology', technology))
+        if hca_gbps(params, family) is None:
+            raise ValueError('link_gbps: measure ib_write_bw judges a run against one HCA\'s link rate; give machine_type '
+                             '(for example a3-ultragpu-8g) or link_gbps (for example 400)')
+        if not 0 < params['threshold_fraction'] <= 1:
+            raise ValueError('threshold_fraction: %r is outside (0, 1]; give for example 0.75' % params['threshold_fraction'])
     for index, entry in enumerate(params['results']):
         if not isinstance(entry.get('hosts'), list) or len(entry['hosts']) != 2 or not set(entry['hosts']) <= set(hosts):
             raise ValueError('results[%d].hosts: %r is not a pair of the hosts diagnosed' % (index, entry.get('hosts')))
     return family, technology
+
+
+def hca_gbps(params, family):
+    """One HCA's link rate in Gb/s (ib_write_bw): the machine type's line rate / data NICs, else link_gbps."""
+    if family is not None and family.nic_bandwidth_gbps:
+        return float(family.nic_bandwidth_gbps)
+    return params['link_gbps'] if params['link_gbps'] and params['link_gbps'] > 0 else None
+
+
+def _perftest_side(side, link_gbps, fraction):
+    """(verdict, BW average or None, reasons, synthetic) of one ib_write_bw client's output."""
+    try:
+        parsed = perftest.parse(side.get('stdout'))
+    except ValueError as exc:
+        said = (side.get('stdout') or '').strip().splitlines()[-1:] or [side.get('msg') or str(exc)]
+        return FAIL, None, ['ib_write_bw: %s' % said[0]], False
+    verdict = perftest.evaluate(parsed, link_gbps, fraction)
+    return verdict['verdict'], verdict['bw_average_gbps'], verdict['reasons'], verdict['synthetic']
+
+
+def perftest_pair_result(entry, link_gbps, fraction):
+    """An ib_write_bw run's result as the core reads it. ``result`` is one client's output, or ``{'hcas': [{'nic', 'stdout',
+    ...}]}``, one per HCA run at once between the two hosts: the pair passes when every HCA does, its figure the slowest."""
+    client = entry.get('result') or {}
+    run = {'hosts': list(entry['hosts']), 'round': int(entry.get('round') or 1), 'nic': entry.get('nic'),
+           'host_evidence': client.get('host_evidence') or {}}
+    if client.get('skipped'):
+        return None
+    sides = client.get('hcas') or [dict(client, nic=None)]
+    judged = [(side.get('nic'), _perftest_side(side, link_gbps, fraction)) for side in sides]
+    figures = [figure for _nic, (_v, figure, _r, _s) in judged if figure is not None]
+    failed = [(nic, reasons) for nic, (verdict, _f, reasons, _s) in judged if verdict != PASS]
+    reasons = ['%s%s' % ('%s: ' % nic if nic else '', reason) for nic, found in failed for reason in found]
+    return dict(run, verdict=FAIL if failed else PASS, busbw_gbps=min(figures) if len(figures) == len(judged) else None,
+                reasons=reasons, synthetic=any(s for _nic, (_v, _f, _r, s) in judged))
 
 
 def pair_result(entry):
@@ -206,18 +281,25 @@ def pair_result(entry):
 def upcoming(params, family, technology, results):
     """The next round's runs, with the NIC-restricted command of a per-NIC run."""
     runs = diagnose.next_runs(params['hosts'], results, params['max_rounds'])
-    if runs or not params['nics'] or technology not in PER_NIC_TECHNOLOGIES:
+    by_hca = params['measure'] == IB_WRITE_BW
+    if runs or not params['nics'] or not (by_hca or technology in PER_NIC_TECHNOLOGIES):
         return [dict(r, test_command=None) for r in runs]
     done = {r['round'] for r in results if r['nic']}
-    left = [r for r in diagnose.nic_runs(params['hosts'], results, family.data_interface_names if family else ())
-            if r['round'] not in done]
+    nics = params['hcas'] if by_hca else (family.data_interface_names if family else ())
+    left = [r for r in diagnose.nic_runs(params['hosts'], results, nics) if r['round'] not in done]
     first = min([r['round'] for r in left] or [0])
-    return [dict(r, test_command=nccl_command.nic_restricted_command(technology, params['collective'], r['nic']))
+    return [dict(r, test_command=None if by_hca else nccl_command.nic_restricted_command(technology, params['collective'], r['nic']))
             for r in left if r['round'] == first]
 
 
 def build_report(params, family, technology, results, table, findings, limit):
-    return {
+    if params['measure'] == IB_WRITE_BW:
+        extra = {'measure': IB_WRITE_BW, 'unit': 'Gb/s', 'fraction': params['threshold_fraction'], 'hca_gbps': hca_gbps(params, family),
+                 'pair_criterion': 'ib_write_bw BW average >= %s Gb/s, %s of one HCA\'s %s Gb/s' % (
+                     limit, params['threshold_fraction'], hca_gbps(params, family))}
+    else:
+        extra = {'measure': 'nccl', 'unit': 'GB/s', 'fraction': REFERENCE_FRACTION}
+    return dict(extra, **{
         'schema': nccl_report.DIAGNOSIS_SCHEMA,
         'machine_type': family.machine_type if family else None, 'technology': technology,
         'synthetic': any(r['synthetic'] for r in results),
@@ -225,8 +307,8 @@ def build_report(params, family, technology, results, table, findings, limit):
         'hosts': table, 'bad_hosts': diagnose.bad_hosts(table),
         'suspect_hosts': [h for h, row in table.items() if row['status'] == diagnose.SUSPECT],
         'pairs': [{k: r[k] for k in ('hosts', 'round', 'nic', 'verdict', 'busbw_gbps', 'reasons')} for r in results if not r['nic']],
-        'nics': findings, 'nic_threshold_gbps': limit, 'fraction': REFERENCE_FRACTION,
-    }
+        'nics': findings, 'nic_threshold_gbps': limit,
+    })
 
 
 def main():
@@ -242,21 +324,31 @@ def main():
             expected_gpus=dict(type='int'),
             dest=dict(type='path'),
             plot=dict(type='bool', default=True),
+            measure=dict(type='str', choices=['nccl', IB_WRITE_BW], default='nccl'),
+            hcas=dict(type='list', elements='str', default=[]),
+            link_gbps=dict(type='float'),
+            threshold_fraction=dict(type='float', default=openshift_catalog.PROOF_THRESHOLD_FRACTION),
         ),
         supports_check_mode=True,
     )
     params = module.params
     try:
         family, technology = check_inputs(params)
-        results = [r for r in (pair_result(e) for e in params['results']) if r is not None]
+        if params['measure'] == IB_WRITE_BW:
+            link = hca_gbps(params, family)
+            results = [r for r in (perftest_pair_result(e, link, params['threshold_fraction']) for e in params['results']) if r is not None]
+            limit = round(link * params['threshold_fraction'], 2)
+        else:
+            results = [r for r in (pair_result(e) for e in params['results']) if r is not None]
+            limit = diagnose.nic_threshold(family)
         runs = upcoming(params, family, technology, results)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
-    limit = diagnose.nic_threshold(family)
     findings = diagnose.judge_nics(results, limit)
-    expected_networks = families.NCCL_NETWORKS.get(technology, ()) if technology else ()
+    expected_networks = families.NCCL_NETWORKS.get(technology, ()) if technology and params['measure'] != IB_WRITE_BW else ()
     table = diagnose.classify(params['hosts'], results, expected_gpus=params['expected_gpus'] or (family.gpu_count if family else None),
-                              expected_networks=expected_networks, nic_findings=findings)
+                              expected_networks=expected_networks, nic_findings=findings,
+                              unit='Gb/s' if params['measure'] == IB_WRITE_BW else 'GB/s')
     report = build_report(params, family, technology, results, table, findings, limit)
     result = dict(changed=False, plan=diagnose.plan(params['hosts'], params['max_rounds']), next_runs=runs, done=not runs,
                   rounds=report['rounds'], hosts=table, bad_hosts=report['bad_hosts'], suspect_hosts=report['suspect_hosts'],

@@ -208,6 +208,16 @@ def render(report):
 
 DIAGNOSIS_SCHEMA = 'aiinfra.gpudirect/nccl-diagnosis/1'
 PAIR_PLOT = 'pairs.png'
+# What a diagnosis's runs measure (report 'measure'): its title, the quantity of a pair and a NIC run.
+MEASURES = {
+    'nccl': {'title': 'NCCL', 'pair': 'bus bandwidth at the largest size', 'nic': 'NCCL restricted to one NIC', 'nic_name': 'NIC'},
+    'ib_write_bw': {'title': 'ib_write_bw (GPU memory)', 'pair': 'ib_write_bw BW average',
+                    'nic': 'ib_write_bw on one HCA, the same HCA of a healthy node', 'nic_name': 'HCA'},
+}
+
+
+def _measure(report):
+    return MEASURES[report.get('measure') or 'nccl'], report.get('unit') or 'GB/s'
 
 
 def _evidence_text(evidence):
@@ -226,13 +236,14 @@ def _evidence_text(evidence):
 def diagnosis_markdown(report):
     """One table of hosts (healthy / suspect / bad, with the evidence), the pairs by round, the NIC runs."""
     bad = report['bad_hosts']
-    lines = ['# NCCL fabric diagnosis: **%s**' % ('bad: ' + ', '.join(bad) if bad else 'no bad host'), '']
+    measure, unit = _measure(report)
+    lines = ['# %s fabric diagnosis: **%s**' % (measure['title'], 'bad: ' + ', '.join(bad) if bad else 'no bad host'), '']
     if report.get('synthetic'):
         lines += ['**%s**' % SYNTHETIC_PREFIX.rstrip(': '), '']
-    lines += ['Family: `%s` (GPUDirect-%s); %d hosts, %d rounds; pairs judged by the NCCL verdict (%s)' % (
+    lines += ['Family: `%s` (GPUDirect-%s); %d hosts, %d rounds; pairs judged by %s (%s)' % (
         report.get('machine_type') or 'not given', report.get('technology') or '?', len(report['hosts']), report['rounds'],
-        report.get('pair_criterion') or 'PASS'), '',
-        '| host | status | reasons | GPUs | network | plugin | NCCL | pairs (round: partner verdict GB/s) |',
+        'the NCCL verdict' if measure is MEASURES['nccl'] else measure['pair'], report.get('pair_criterion') or 'PASS'), '',
+        '| host | status | reasons | GPUs | network | plugin | NCCL | pairs (round: partner verdict %s) |' % unit,
         '|---|---|---|---:|---|---|---|---|']
     for name, row in report['hosts'].items():
         evidence = row['evidence']
@@ -241,11 +252,12 @@ def diagnosis_markdown(report):
             name, row['status'], '; '.join(row['reasons']) or '-', '-' if evidence.get('gpus') is None else evidence['gpus'],
             evidence.get('network') or '-', evidence.get('plugin') or '-', evidence.get('nccl_version') or '-', pairs or '-'))
     if report['nics']:
-        lines += ['', '## NICs (NCCL restricted to one NIC; must reach %s GB/s, its share of the line rate x %s)' % (
-            _gb(report['nic_threshold_gbps']), report.get('fraction')), '',
-            '| host | partner | NIC | busbw at largest size (GB/s) | |', '|---|---|---|---:|---|']
+        lines += ['', '## %ss (%s; must reach %s %s, its share of the line rate x %s)' % (
+            measure['nic_name'], measure['nic'], _gb(report['nic_threshold_gbps']), unit, report.get('fraction')), '',
+            '| host | partner | %s | %s (%s) | |' % (measure['nic_name'], measure['pair'], unit), '|---|---|---|---:|---|']
+        every = 'below (as every %s of the host)' % measure['nic_name']
         lines += ['| %s | %s | %s | %s | %s |' % (f['host'], f['partner'], f['nic'], _gb(f['busbw_gbps']),
-                                                  'ok' if f['passed'] else '**named**' if f['named'] else 'below (as every NIC of the host)')
+                                                  'ok' if f['passed'] else '**named**' if f['named'] else every)
                   for f in report['nics']]
     lines += ['', 'Bad hosts (for `--limit`): `%s`' % (','.join('!' + h for h in bad) if bad else 'none'),
               '', 'Pair bandwidth matrix: `%s`' % PAIR_PLOT]
@@ -286,7 +298,8 @@ def plot_pairs(report, path):
     """The pair bus bandwidth matrix as a heat map (hosts on both axes)."""
     values = {(p['hosts'][0], p['hosts'][1]): p['busbw_gbps'] for p in report['pairs'] if p['busbw_gbps'] is not None}
     values.update({(b, a): v for (a, b), v in list(values.items())})
-    title = 'NCCL pairs -- %s%s\nbad (red): %s' % (report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
-                                                   ', '.join(report['bad_hosts']) or 'none')
-    return report_dir.plot_matrix(path, list(report['hosts']), values, 'bus bandwidth at the largest size (GB/s)', title,
+    measure, unit = _measure(report)
+    title = '%s pairs -- %s%s\nbad (red): %s' % (measure['title'], report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
+                                                 ', '.join(report['bad_hosts']) or 'none')
+    return report_dir.plot_matrix(path, list(report['hosts']), values, '%s (%s)' % (measure['pair'], unit), title,
                                   marked=set(report['bad_hosts']))

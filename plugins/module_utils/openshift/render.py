@@ -24,6 +24,7 @@ import re
 from ansible.module_utils.common.validation import check_type_float, check_type_int
 
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils import report_dir
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import openshift as catalog
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
@@ -247,6 +248,17 @@ def problems(options, cluster=None):
     if unknown:
         found.append('openshift_rdma_machine_configs: %s %s not one of the chapter\'s MachineConfigs; use %s'
                      % (', '.join(map(repr, unknown)), 'is' if len(unknown) == 1 else 'are', ', '.join(catalog.MACHINE_CONFIGS)))
+    if options.get('machine_type'):
+        try:
+            family = families.get_family(options['machine_type'], field='openshift_rdma_machine_type')
+        except InputError as error:
+            found.append(str(error))
+        else:
+            if family.technology != families.RDMA or not family.line_rate_gbps:
+                found.append('openshift_rdma_machine_type=%s uses GPUDirect-%s, not RDMA: give an RDMA machine type (%s) or leave it '
+                             'out (the link rate is then read from ibstat)' % (
+                                 family.machine_type, family.technology,
+                                 ', '.join(f.machine_type for f in families.FAMILIES.values() if f.technology == families.RDMA)))
     if options.get('report_dir'):
         problem = report_dir.unwritable(options['report_dir'])
         if problem:
@@ -489,13 +501,60 @@ def test_pods(options, nodes, namespace=None):
     return pods
 
 
-def ib_write_bw_command(device, source_ip, server_ip=None, gpu=0):
-    """§10's command line: the server form, or the client form with the server's address last."""
-    command = [catalog.IB_WRITE_BW, *catalog.IB_WRITE_BW_FLAGS, '-d', device, '-p', str(catalog.IB_WRITE_BW_PORT),
-               '--source_ip', source_ip, '--use_cuda=%d' % gpu, '--use_cuda_dmabuf']
+def ib_write_bw_command(device, source_ip, server_ip=None, gpu=0, port=None, rdma_cm=True):
+    """§10's command line: the server form, or the client form with the server's address last.
+
+    ``rdma_cm=False`` (the diagnosis's per-HCA runs): perftest's other connection form, the queue pairs exchanged over a
+    TCP socket to ``server_ip`` and the RDMA traffic on device ``device`` (GID index -x): rdma_cm (-R, --source_ip) would
+    take the device that owns the source address, net1's, whatever -d says."""
+    flags = list(catalog.IB_WRITE_BW_FLAGS)
+    if not rdma_cm:
+        flags.remove('-R')
+    command = [catalog.IB_WRITE_BW, *flags, '-d', device, '-p', str(port or catalog.IB_WRITE_BW_PORT)]
+    if rdma_cm:
+        command += ['--source_ip', source_ip]
+    command += ['--use_cuda=%d' % gpu, '--use_cuda_dmabuf']
     if server_ip:
         command.append(server_ip)
     return command
+
+
+def diagnosis_pods(options, nodes, gpus=1, namespace=None):
+    """One test Pod per node for the fabric diagnosis (the §9 test Pod with ``gpus`` GPUs, one per HCA run at once, and
+    the method's resource), named
+    ``rdma-METHOD-LINK-diag-N`` in the order of ``nodes`` and labelled with its node."""
+    if len(nodes or []) < 2:
+        raise InputError('openshift_rdma_proof_mode: diagnose tests pairs of nodes; the selector matches %d node(s) that offer '
+                         'the method\'s resource, give a cluster with at least two' % len(nodes or []))
+    namespace = namespace or options.get('network_namespace') or catalog.NETWORK_NAMESPACE
+    prefix = diagnosis_pod_prefix(options)
+    pods = []
+    for index, node in enumerate(nodes):
+        pod = _obj('v1', 'Pod', '%s%d' % (prefix, index), namespace,
+                   metadata={'labels': {'app.kubernetes.io/name': 'rdma-workload', 'app.kubernetes.io/component': 'diagnosis'}},
+                   spec={'nodeSelector': {'kubernetes.io/hostname': node}, 'restartPolicy': 'Never',
+                         'containers': [{'name': 'rdma-workload', 'image': catalog.TEST_POD_IMAGE}]})
+        pods.append(rdma_workload(pod, options, gpus=int(gpus)))
+    return pods
+
+
+def diagnosis_processes(runs, hcas, gpus, nodes, round_number):
+    """The ib_write_bw processes of a diagnosis round, one per run and HCA (a pair of nodes runs every HCA at once, a
+    per-HCA run its one): ``{'run', 'hosts', 'hca', 'port', 'gpu', 'client', 'server'}``, client and server the indices
+    of the run's nodes in ``nodes``; HCA I uses GPU I (modulo ``gpus``) and port 10000 + round x 100 + I, so no process
+    of an earlier round holds it."""
+    processes = []
+    for index, run in enumerate(runs):
+        for hca in [run['nic']] if run.get('nic') else hcas:
+            position = list(hcas).index(hca)
+            processes.append({'run': index, 'hosts': list(run['hosts']), 'hca': hca, 'gpu': position % max(int(gpus), 1),
+                              'port': catalog.IB_WRITE_BW_PORT + int(round_number) * 100 + position,
+                              'client': nodes.index(run['hosts'][0]), 'server': nodes.index(run['hosts'][1])})
+    return processes
+
+
+def diagnosis_pod_prefix(options):
+    return 'rdma-%s-%s-diag-' % (options['method'].replace('_', '-'), options['link'])
 
 
 def network_ip(pod, network=None):

@@ -20,7 +20,8 @@ Use::
 Test levers: ``installed_before(objects, csv)`` (an operator already installed at an older CSV); constructor:
 ``csv_failures={package: (reason, message)}`` (that package's CSV goes Failed
 after Installing, as when its Deployment never becomes available), ``csv_stalls={package}`` (the CSV
-stays Installing), ``bandwidth_gbps`` (what the stand-in ``ib_write_bw`` reports), ``workers``.
+stays Installing), ``bandwidth_gbps`` (what the stand-in ``ib_write_bw`` reports), ``workers``, ``machine`` (the HCAs and GPUs of a
+worker: MACHINES); faults: the Node annotations FAULT_SLOW_NODE and FAULT_SLOW_HCAS.
 
 What it does not show (README-openshift in the README section): operator pods and DaemonSets (no
 driver container, no device plugin runs: allocatable is patched straight onto the Nodes), reboots
@@ -94,6 +95,27 @@ NICS = ({'name': 'ens8f0np0', 'vendor': '15b3', 'deviceID': 'a2dc', 'linkType': 
         {'name': 'ibs2f0', 'vendor': '15b3', 'deviceID': 'a2dc', 'linkType': 'IB', 'totalvfs': 16,
          'pciAddress': '0000:b5:00.0', 'rdma': 'mlx5_1'})
 GPUS_PER_NODE = 2
+
+# SIMULATION (the worker machines' HCAs as a test Pod sees them, and what ib_write_bw measures on each), by ``machine``:
+# * ``chapter``: the chapter's example nodes: the one port of the Pod's link (NICS above), 200 Gb/s; ib_write_bw
+#   measures the chapter's own figure, 180.47 Gb/s BW average on a 200 Gb/s port (§10), unless ``bandwidth_gbps`` is given;
+# * ``a3-ultragpu-8g``: eight ConnectX-7 RoCE HCAs of 400 Gb/s per node (Google Cloud's accelerator-optimized machine
+#   page: A3 Ultra, 8 x NVIDIA H200, "8 NVIDIA ConnectX-7 NICs" for 3,200 Gbps of GPU-to-GPU networking), eight GPUs;
+#   a healthy HCA measures 366.96 Gb/s, half of the 733.92 Gb/s bidirectional per-rail ib_write_bw BW average between
+#   two 8-GPU H200 nodes in modal-labs/multinode-training-guide health-checks/README.md ("Mean BW avg: 733.92 Gb/s").
+# A slow HCA (below) measures 180.47 Gb/s: a port that came up at 200 Gb/s, the chapter's run on such a port (§10).
+MACHINES = {
+    'chapter': {'hcas': None, 'rate_gbps': 200, 'gpus': GPUS_PER_NODE, 'bandwidth_gbps': 180.47},
+    'a3-ultragpu-8g': {'hcas': tuple('mlx5_%d' % index for index in range(8)), 'rate_gbps': 400, 'gpus': 8,
+                       'bandwidth_gbps': 366.96},
+}
+SLOW_GBPS = 180.47
+# SIMULATION (faults).  Real: a node whose every run is slow (a bad PCIe switch, a host-wide fault) or one HCA whose
+# link trained down.  The stand-in reads them from these annotations of the Node, which a test writes: every run
+# touching a node annotated ``slow-node: "true"``, or an HCA named in its ``slow-hcas`` (comma-separated), measures
+# SLOW_GBPS.
+FAULT_SLOW_NODE = 'standin.aiinfra.gpudirect/slow-node'
+FAULT_SLOW_HCAS = 'standin.aiinfra.gpudirect/slow-hcas'
 SRIOV_NETWORK_FINALIZER = 'netattdef.finalizers.sriovnetwork.openshift.io'
 
 # SIMULATION (PackageManifests are read-only).  Real: OLM's packageserver serves packages.operators.coreos.com/v1
@@ -134,7 +156,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
     """See the module docstring."""
 
     def __init__(self, cluster, version='4.17.0', workers=2, delay=0.2, csv_failures=None, csv_stalls=(),
-                 bandwidth_gbps=180.47):
+                 bandwidth_gbps=None, machine='chapter'):
         self.cluster = cluster
         self.store = cluster.store
         self.version = version
@@ -142,7 +164,8 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
         self.delay = delay
         self.csv_failures = dict(csv_failures or {})
         self.csv_stalls = set(csv_stalls)
-        self.bandwidth_gbps = bandwidth_gbps
+        self.machine = MACHINES[machine]
+        self.bandwidth_gbps = self.machine['bandwidth_gbps'] if bandwidth_gbps is None else bandwidth_gbps
         self.state_dir = tempfile.mkdtemp(prefix='openshift-tools-')
         self.runtime = ExecRuntime(_tools_argv(self))
         # A pass every ``delay`` seconds (at least TICK_FLOOR: each pass is some twenty reads of the API server).
@@ -744,7 +767,7 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
             labels = node['metadata'].get('labels') or {}
             extended = {}
             if labels.get('feature.node.kubernetes.io/pci-10de.present') == 'true' and self._gpus_ready():
-                extended['nvidia.com/gpu'] = str(GPUS_PER_NODE)
+                extended['nvidia.com/gpu'] = str(self.machine['gpus'])
                 if labels.get('nvidia.com/gpu.present') != 'true':
                     self._label(name, {'nvidia.com/gpu.present': 'true'})
                     node = self.store.get('nodes', name)
@@ -841,9 +864,17 @@ class OpenShiftSimulation(SystemWrites):  # pylint: disable=too-many-instance-at
                 if entry.get('interface') == 'net1':
                     peers[entry['ips'][0]] = other['metadata']['uid']
         nic = NICS[1] if link == 'IB' else NICS[0]
+        devices = list(self.machine['hcas'] or (nic['rdma'],)) if net1 else []
+        faults = {}
+        for node in self.store.list('nodes'):
+            annotations = node['metadata'].get('annotations') or {}
+            faults[node['metadata']['name']] = {
+                'slow_node': annotations.get(FAULT_SLOW_NODE) == 'true',
+                'slow_hcas': [h.strip() for h in (annotations.get(FAULT_SLOW_HCAS) or '').split(',') if h.strip()]}
         return {'uid': pod['metadata']['uid'], 'state_dir': self.state_dir, 'net1': net1['ips'][0] if net1 else None,
-                'link': link, 'device': nic['rdma'] if net1 else None, 'peers': peers,
-                'bandwidth_gbps': self.bandwidth_gbps, 'rate_gbps': 200}
+                'link': link, 'device': devices[0] if devices else None, 'devices': devices, 'peers': peers,
+                'node': pod['spec'].get('nodeName'), 'faults': faults, 'slow_gbps': SLOW_GBPS,
+                'bandwidth_gbps': self.bandwidth_gbps, 'rate_gbps': self.machine['rate_gbps']}
 
 
 def _nic_matches(nic, selectors):
@@ -878,4 +909,5 @@ def start_openshift(hub, name='openshift', version='4.17.0', kube_version='1.30.
     return cluster, OpenShiftSimulation(cluster, version=version, **options).start()
 
 
-__all__ = ['OpenShiftSimulation', 'start_openshift', 'PACKAGES', 'NICS', 'SRIOV_NETWORK_FINALIZER']
+__all__ = ['OpenShiftSimulation', 'start_openshift', 'PACKAGES', 'NICS', 'SRIOV_NETWORK_FINALIZER', 'MACHINES', 'SLOW_GBPS',
+           'FAULT_SLOW_NODE', 'FAULT_SLOW_HCAS']

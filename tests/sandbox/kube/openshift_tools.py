@@ -6,7 +6,11 @@ HCAs.  This script prints output in those tools' formats (header, table, the row
 the server form (no address argument) is only recorded when started with ``sh -c 'nohup ... > LOG 2>&1 &'``
 and its log appears once a client ran; the client form fails as perftest does ("Couldn't connect") unless
 a server was started on the Pod that owns the address with the same port; the BW average is the stand-in's
-``bandwidth_gbps``.  Anything else answers like a shell without that command (exit 127).
+``bandwidth_gbps``, or its ``slow_gbps`` when the run touches a node or an HCA marked slow (openshift.py: FAULT_SLOW_NODE,
+FAULT_SLOW_HCAS; on either side: the client's node and device, the server's).  A client started with ``sh -c 'nohup ...
+> LOG 2>&1 &'`` (the diagnosis starts the clients of a round at once) writes its output to LOG, which ``cat`` reads.
+``rdma link show`` lists every HCA the Pod reaches (the machine's, openshift.py MACHINES), net1 on the first.
+Anything else answers like a shell without that command (exit 127).
 
 argv: CONTEXT_JSON COMMAND...   (CONTEXT_JSON from OpenShiftSimulation.exec_context)
 """
@@ -57,9 +61,13 @@ def state_file(context, uid, port):
     return os.path.join(context['state_dir'], '%s-%s.json' % (uid, port))
 
 
-def perftest_output(context, args, role):
+def slow(context, node, device):
+    fault = (context.get('faults') or {}).get(node) or {}
+    return bool(fault.get('slow_node')) or device in (fault.get('slow_hcas') or ())
+
+
+def perftest_output(context, args, role, bw):
     size = int(option(args, '-s', '65536'))
-    bw = float(context['bandwidth_gbps'])
     seconds = int(option(args, '-D', '5'))
     rate = bw * 1e9 / 8 / size / 1e6
     text = HEADER.format(device=option(args, '-d', context['device']), qps=option(args, '-q', '1'),
@@ -73,10 +81,14 @@ def perftest_output(context, args, role):
     return text + TABLE.format(size=size, iterations=int(rate * 1e6 * seconds), bw=bw, rate=rate)
 
 
-def ib_write_bw(context, args):
-    # perftest's client form: the server's address is the last argument (not the value of an option).
-    server = args[-1] if args and re.match(r'^\d+\.\d+\.\d+\.\d+$', args[-1]) and \
+def server_address(args):
+    """perftest's client form: the server's address is the last argument (not the value of an option)."""
+    return args[-1] if args and re.match(r'^\d+\.\d+\.\d+\.\d+$', args[-1]) and \
         (len(args) < 2 or args[-2] not in ('--source_ip', '-d', '-p', '-x', '-T', '-s', '-m', '-q', '-D')) else None
+
+
+def ib_write_bw(context, args):
+    server = server_address(args)
     port = option(args, '-p', '18515')
     if server is None:
         sys.stderr.write('ib_write_bw server: start it in the background (sh -c "nohup ... &") in this stand-in\n')
@@ -90,10 +102,35 @@ def ib_write_bw(context, args):
         return 1
     with open(path, encoding='utf-8') as handle:
         recorded = json.load(handle)
+    device = option(args, '-d', context['device'])
+    touched_slow = slow(context, context.get('node'), device) or slow(context, recorded.get('node'), recorded['device'])
+    bw = float(context['slow_gbps'] if touched_slow else context['bandwidth_gbps'])
     with open(recorded['log'] + '.content', 'w', encoding='utf-8') as handle:
-        handle.write(perftest_output(dict(context, device=recorded['device']), recorded['args'], 'server'))
-    sys.stdout.write(perftest_output(context, args, 'client'))
+        handle.write(perftest_output(dict(context, device=recorded['device']), recorded['args'], 'server', bw))
+    sys.stdout.write(perftest_output(context, args, 'client', bw))
     return 0
+
+
+def background(context, args, given_log):
+    """``nohup ib_write_bw ARGS > LOG 2>&1 &``: a server is recorded (a client's run writes its log); a client runs now,
+    its output (and errors) in LOG."""
+    log = os.path.join(context['state_dir'], '%s-%s' % (context['uid'], os.path.basename(given_log)))
+    logs_path = os.path.join(context['state_dir'], '%s-logs.json' % context['uid'])
+    logs = json.load(open(logs_path, encoding='utf-8')) if os.path.exists(logs_path) else {}
+    logs[given_log] = log
+    with open(logs_path, 'w', encoding='utf-8') as handle:
+        json.dump(logs, handle)
+    if server_address(args):
+        with open(log + '.content', 'w', encoding='utf-8') as handle:
+            saved = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = handle
+            try:
+                ib_write_bw(context, args)
+            finally:
+                sys.stdout, sys.stderr = saved
+        return
+    with open(state_file(context, context['uid'], option(args, '-p', '18515')), 'w', encoding='utf-8') as handle:
+        json.dump({'args': args, 'log': log, 'device': option(args, '-d', context['device']), 'node': context.get('node')}, handle)
 
 
 def main(argv):
@@ -101,16 +138,12 @@ def main(argv):
     command = argv[2:]
     name = os.path.basename(command[0]) if command else ''
     if name == 'sh' and len(command) == 3 and command[1] == '-c':
-        match = re.match(r'^nohup (\S*ib_write_bw .*) > (\S+) 2>&1 &$', command[2].strip())
-        if not match:
-            sys.stderr.write('sh: only "nohup ib_write_bw ... > LOG 2>&1 &" is served by this stand-in\n')
+        script = command[2].strip()
+        if not re.match(r'^(?:nohup \S*ib_write_bw [^&]*? > \S+ 2>&1 &\s*)+$', script):
+            sys.stderr.write('sh: only "nohup ib_write_bw ... > LOG 2>&1 &" (one or more) is served by this stand-in\n')
             return 127
-        args = shlex.split(match.group(1))[1:]
-        log = os.path.join(context['state_dir'], '%s-%s' % (context['uid'], os.path.basename(match.group(2))))
-        with open(state_file(context, context['uid'], option(args, '-p', '18515')), 'w', encoding='utf-8') as handle:
-            json.dump({'args': args, 'log': log, 'device': option(args, '-d', context['device'])}, handle)
-        with open(os.path.join(context['state_dir'], '%s-logs.json' % context['uid']), 'w', encoding='utf-8') as handle:
-            json.dump({match.group(2): log}, handle)
+        for match in re.finditer(r'nohup (\S*ib_write_bw [^&]*?) > (\S+) 2>&1 &', script):
+            background(context, shlex.split(match.group(1))[1:], match.group(2))
         return 0
     if name == 'ib_write_bw':
         return ib_write_bw(context, command[1:])
@@ -124,13 +157,15 @@ def main(argv):
         sys.stdout.write(open(content, encoding='utf-8').read() if os.path.exists(content) else '')
         return 0
     if name == 'ibstat' and context['device']:
+        device = option(command[1:], '-d', command[1] if len(command) > 1 and not command[1].startswith('-') else context['device'])
         layer = 'InfiniBand' if context['link'] == 'IB' else 'Ethernet'
         sys.stdout.write("CA '%s'\n\tCA type: MT41692\n\tNumber of ports: 1\n\tFirmware version: 32.41.1000\n"
                          "\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: %d\n\t\tBase lid: %d\n"
-                         "\t\tLink layer: %s\n" % (context['device'], context['rate_gbps'], 1 if layer == 'InfiniBand' else 0, layer))
+                         "\t\tLink layer: %s\n" % (device, context['rate_gbps'], 1 if layer == 'InfiniBand' else 0, layer))
         return 0
     if command[:3] == ['rdma', 'link', 'show'] and context['device']:
-        sys.stdout.write('link %s/1 state ACTIVE physical_state LINK_UP netdev net1\n' % context['device'])
+        for index, device in enumerate(context['devices']):
+            sys.stdout.write('link %s/1 state ACTIVE physical_state LINK_UP netdev %s\n' % (device, 'net1' if index == 0 else 'rdma%d' % index))
         return 0
     sys.stderr.write('sh: %s: command not found\n' % (command[0] if command else ''))
     return 127

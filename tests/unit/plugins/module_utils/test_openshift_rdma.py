@@ -20,6 +20,7 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import readiness
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.perftest import output as perftest
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.openshift import render
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 
 TESTS = os.path.join(os.path.dirname(__file__), '..', '..', '..')
 with open(os.path.join(TESTS, 'unit', 'seeds', 'openshift-rdma.md'), encoding='utf-8') as _handle:
@@ -439,3 +440,32 @@ def test_numbers_given_on_the_command_line_are_typed_as_the_argument_spec_says()
     bad = render.typed_options(dict(given, mtu='jumbo', threshold_fraction='half'))
     assert render.problems(bad) == ["openshift_rdma_mtu='jumbo' must be an integer from 576 to 9216",
                                     "openshift_rdma_threshold_fraction='half' must be a number in (0, 1]"]
+
+
+# The fabric diagnosis (openshift_rdma_proof_mode diagnose) ---------------------------------------------------------
+def test_diagnosis_pods_one_per_node_with_every_gpu_and_fewer_than_two_nodes_refused():
+    options = {'method': 'shared_device', 'link': 'roce'}
+    pods = render.diagnosis_pods(options, ['w0', 'w1', 'w2'], gpus=8)
+    assert [p['metadata']['name'] for p in pods] == ['rdma-shared-device-roce-diag-%d' % n for n in range(3)]
+    assert [p['spec']['nodeSelector']['kubernetes.io/hostname'] for p in pods] == ['w0', 'w1', 'w2']
+    limits = pods[0]['spec']['containers'][0]['resources']['limits']
+    assert limits == {'nvidia.com/gpu': 8, 'rdma/rdma_shared_device_eth': 1}
+    with pytest.raises(InputError, match='openshift_rdma_proof_mode: diagnose tests pairs of nodes; the selector matches 1 node'):
+        render.diagnosis_pods(options, ['w0'])
+
+
+def test_diagnosis_processes_a_pair_runs_every_hca_a_per_hca_run_its_one():
+    hcas = ['mlx5_0', 'mlx5_1', 'mlx5_2']
+    runs = [{'hosts': ['w2', 'w0'], 'nic': None, 'round': 2}, {'hosts': ['w3', 'w1'], 'nic': 'mlx5_2', 'round': 2}]
+    processes = render.diagnosis_processes(runs, hcas, 2, ['w0', 'w1', 'w2', 'w3'], 2)
+    assert [(p['run'], p['hca'], p['gpu'], p['port'], p['client'], p['server']) for p in processes] == [
+        (0, 'mlx5_0', 0, 10200, 2, 0), (0, 'mlx5_1', 1, 10201, 2, 0), (0, 'mlx5_2', 0, 10202, 2, 0), (1, 'mlx5_2', 0, 10202, 3, 1)]
+
+
+def test_per_hca_ib_write_bw_command_drops_rdma_cm_and_names_the_device():
+    command = render.ib_write_bw_command('mlx5_3', '192.168.2.1', '192.168.2.2', 3, 10103, False)
+    assert '-R' not in command and '--source_ip' not in command
+    assert command[command.index('-d') + 1] == 'mlx5_3' and '--use_cuda=3' in command and command[-1] == '192.168.2.2'
+    assert render.ib_write_bw_command('mlx5_0', '192.168.2.1') == [
+        catalog.IB_WRITE_BW, *catalog.IB_WRITE_BW_FLAGS, '-d', 'mlx5_0', '-p', '10000', '--source_ip', '192.168.2.1',
+        '--use_cuda=0', '--use_cuda_dmabuf']

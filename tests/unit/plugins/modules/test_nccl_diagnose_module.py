@@ -87,3 +87,59 @@ def test_a_host_whose_gpu_preflight_failed_is_named_with_the_gpu(tmp_path, monke
     assert 'nvidia-smi: ' + problem in done['hosts'][here]['reasons']
     assert problem in (tmp_path / 'report' / 'junit.xml').read_text()
     assert 'nvidia-smi: ' + problem in (tmp_path / 'report' / 'summary.md').read_text()
+
+
+# measure ib_write_bw (the OpenShift diagnosis): real perftest output (tests/fixtures/perftest/SOURCES.md: 111.71 Gb/s
+# BW average between two DGX Spark systems) judged against one HCA's link rate; a pair runs every HCA at once.
+SPARK = open(os.path.join(FIXTURES, '..', 'perftest', 'spark_ib_write_bw_q4.txt'), encoding='utf-8').read()
+NODES = ['n-1', 'n-2', 'n-3', 'n-4']
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'machine_type': 'a3-megagpu-8g'}, 'measure: ib_write_bw measures RDMA HCAs; a3-megagpu-8g uses GPUDirect-TCPXO'),
+    ({}, "link_gbps: measure ib_write_bw judges a run against one HCA's link rate; give machine_type"),
+    ({'link_gbps': 200, 'threshold_fraction': 1.5}, 'threshold_fraction: 1.5 is outside (0, 1]'),
+])
+def test_ib_write_bw_bad_input_names_the_option(args, message):
+    result = run_module(nccl_diagnose.main, dict({'hosts': NODES, 'measure': 'ib_write_bw'}, **args))
+    assert result['failed'] and result['msg'].startswith(message), result['msg']
+
+
+def test_ib_write_bw_pairs_judged_per_hca_then_the_slow_hca_named(tmp_path):
+    slow = SPARK                       # 111.71 Gb/s
+    fast = SPARK.replace('111.71             0.213070', '190.00             0.362396')
+    hcas = ['mlx5_0', 'mlx5_1']
+
+    def pair(hosts, round_number, outputs, nic=None):
+        return {'hosts': hosts, 'round': round_number, 'nic': nic,
+                'result': {'hcas': [{'nic': h, 'stdout': out} for h, out in zip(hcas, outputs)],
+                           'host_evidence': {hosts[0]: {'gpus': 8}, hosts[1]: {'gpus': 8}}}}
+    args = {'hosts': NODES, 'measure': 'ib_write_bw', 'technology': 'RDMA', 'link_gbps': 200, 'hcas': hcas,
+            'threshold_fraction': 0.75, 'plot': False, 'dest': str(tmp_path / 'report')}
+    # n-3's mlx5_1 is slow: both its pairs fail on mlx5_1 alone.
+    results = [pair(['n-1', 'n-2'], 1, [fast, fast]), pair(['n-3', 'n-4'], 1, [fast, slow]),
+               pair(['n-3', 'n-1'], 2, [fast, slow]), pair(['n-4', 'n-2'], 2, [fast, fast])]
+    planned = run_module(nccl_diagnose.main, dict(args, results=results), check_mode=True)
+    assert planned['bad_hosts'] == ['n-3']
+    assert planned['hosts']['n-3']['pairs'][0]['busbw_gbps'] == 111.71
+    assert planned['hosts']['n-3']['reasons'] == ['every pair failed, also with healthy n-1, n-4']
+    assert planned['next_runs'] == [{'hosts': ['n-3', 'n-1'], 'nic': 'mlx5_0', 'round': 3, 'test_command': None}]
+    results += [{'hosts': ['n-3', 'n-1'], 'round': 3, 'nic': 'mlx5_0', 'result': {'stdout': fast}},
+                {'hosts': ['n-3', 'n-1'], 'round': 4, 'nic': 'mlx5_1', 'result': {'stdout': slow}}]
+    done = run_module(nccl_diagnose.main, dict(args, results=results))
+    assert done['done'] and done['bad_nics'] == [{'host': 'n-3', 'nic': 'mlx5_1', 'busbw_gbps': 111.71, 'threshold_gbps': 150.0}]
+    assert 'NIC mlx5_1: 111.71 Gb/s < 150.0 Gb/s (its share of the line rate)' in done['hosts']['n-3']['reasons']
+    summary = (tmp_path / 'report' / 'summary.md').read_text(encoding='utf-8')
+    assert summary.startswith('# ib_write_bw (GPU memory) fabric diagnosis: **bad: n-3**')
+    assert '| n-3 | n-1 | mlx5_1 | 111.71 | **named** |' in summary
+    failed = [p for p in done['report']['pairs'] if p['verdict'] == 'FAIL']
+    assert failed and all(p['reasons'] == ['mlx5_1: BW average 111.71 Gb/s is below 150.00 Gb/s (75% of the 200 Gb/s link)'] for p in failed)
+
+
+def test_ib_write_bw_a_client_that_could_not_connect_fails_its_pair():
+    refused = " Couldn't connect to 192.168.2.2:10101\n Unable to perform rdma_client function\n"
+    results = [{'hosts': ['n-1', 'n-2'], 'round': 1, 'nic': None, 'result': {'stdout': refused, 'failed': False}}]
+    result = run_module(nccl_diagnose.main, {'hosts': NODES[:2], 'measure': 'ib_write_bw', 'link_gbps': 400, 'results': results},
+                        check_mode=True)
+    pair = result['hosts']['n-1']['pairs'][0]
+    assert pair['verdict'] == 'FAIL' and pair['busbw_gbps'] is None

@@ -39,6 +39,7 @@ import io
 import json
 import os
 import sys
+import threading
 import traceback
 
 from ansible.module_utils import basic
@@ -128,9 +129,13 @@ def run_main(python_module):
 def progress_line_printer(stdout):
     """A progress line's way out while main() runs: Display, with the standard output it would write to outside
     run_main (in a worker process it writes none: it sends the line to ansible-playbook; elsewhere the line must not
-    land in the module's captured output)."""
+    land in the module's captured output). Lines come from the threads that wait on operations side by side, and
+    sys.stdout is one for all threads: two redirections that overlap would restore it out of order and leave the
+    module's result printed past its capture, so one line is shown at a time."""
+    lock = threading.Lock()
+
     def show(line):
-        with contextlib.redirect_stdout(stdout):
+        with lock, contextlib.redirect_stdout(stdout):
             display.display(line)
     return show
 

@@ -49,3 +49,20 @@ def test_a_minutes_long_cluster_creation_says_where_it_stands_while_it_waits(san
     assert task_done - waiting[0][0] >= CREATE_SECONDS - INTERVAL, (waiting, task_done)
     gaps = [later[0] - earlier[0] for earlier, later in zip(waiting, waiting[1:])]
     assert all(gap <= 2 * INTERVAL for gap in gaps), gaps
+
+
+def test_operations_waited_side_by_side_each_say_where_they_stand_and_the_result_comes_back(sandbox):
+    """The network stage waits on its subnetworks' and firewalls' operations in threads, side by side: their lines are
+    shown while the module runs in the worker, and the module's own result still reaches ansible-playbook (before one
+    line was shown at a time, two threads' lines at once left the result printed past its capture: "Module result
+    deserialization failed" at the first Compute Engine task of any real run)."""
+    sandbox.latency = 1.0
+    root = collection_root()
+    command = [*ansible_playbook_command(), '-i', str(root / 'inventories' / 'sandbox'), str(root / 'playbooks' / 'a3high.yml'),
+               '-e', json.dumps({'gpudirect_project': 'sandbox-project'}), '--tags', 'network']
+    lines, status = timed_lines(command, sandbox_environment(sandbox, 'sandbox-project'))
+    output = '\n'.join(line for _at, line in lines)
+    assert status == 0 and 'errantly sent data directly to stdout' not in output, output[-4000:]
+    running = {line.split(',')[0] for _at, line in lines if re.match(r"create (subnetwork|firewall) '\S+', operation \S+: insert RUNNING", line)}
+    done = {line.split(',')[0] for _at, line in lines if re.match(r"create (subnetwork|firewall) '\S+', operation \S+: insert DONE", line)}
+    assert len(running) >= 2 and running <= done, output[-4000:]

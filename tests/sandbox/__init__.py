@@ -24,6 +24,7 @@ Interface::
     sb.reset()                      # clears state and log (faults and quotas stay)
     sb.latency = 2.0                # operations stay RUNNING this long
     sb.operation_latency['CREATE_CLUSTER'] = 300.0   # a Container operation type's own latency
+    sb.operation_latency['compute.instances.bulkInsert'] = 5.0   # every operation one Compute request starts
     sb.stop()
 
 Collections for ``resources``: compute.networks, compute.subnetworks, compute.firewalls,

@@ -86,6 +86,7 @@ def start_compute_operation(call, scope_path, operation_type, target_key, target
     ``effects`` are dropped and the operation fails with that error.
     """
     store = call.store
+    latency = call.sandbox.operation_latency.get(call.method_id, call.sandbox.latency)
     millis = int(call.now * 1000)
     name = 'operation-%d-%013x-%08x-%08x' % (millis, _op_random.getrandbits(52), _op_random.getrandbits(32), _op_random.getrandbits(32))
     key = scope_path + '/operations/' + name
@@ -104,7 +105,7 @@ def start_compute_operation(call, scope_path, operation_type, target_key, target
         'selfLink': COMPUTE_LINK + key,
         'selfLinkWithId': COMPUTE_LINK + scope_path + '/operations/' + store.new_id(),
         '_key': key,
-        '_done_at': call.now + call.sandbox.latency,
+        '_done_at': call.now + latency,
         '_effects': effects,
     }
     if group_id:
@@ -118,7 +119,7 @@ def start_compute_operation(call, scope_path, operation_type, target_key, target
         operation['_effects'] = []
         operation['_error'] = error or _compute_error(call, scope_path, quota_metric)
     store.put('compute.operations', key, operation)
-    if call.sandbox.latency <= 0:
+    if latency <= 0:
         store.finish(operation, call.now)
     return operation
 

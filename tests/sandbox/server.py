@@ -63,7 +63,8 @@ class Sandbox:
                  verbose=False, wait_timeout=120.0):
         self.latency = float(latency)
         # Container operation type (CREATE_CLUSTER, CREATE_NODE_POOL, ...) -> its own latency (else ``latency``),
-        # for durations closer to GKE's (bench/gke.py --cluster-latency / --node-pool-latency).
+        # for durations closer to GKE's (bench/gke.py --cluster-latency / --node-pool-latency); and a Compute API
+        # method (compute.instances.bulkInsert, ...) -> the latency of every operation one of its requests starts.
         self.operation_latency = {}
         self.project = project
         self.host = host

@@ -268,7 +268,7 @@ def check_gpu_health(gpus, ecc=None, remapped_rows=None, nvlink=None, xids=None)
                                      'itself; replace the GPU (on Compute Engine, report the host faulty)'))
         if rows['pending']:
             findings.append(_finding(index, ROW_REMAP_PENDING, 'remapped rows pending; reset the GPU (or reboot) to apply them'))
-    by_pci = {':'.join(g['pci_bus_id'].upper().split(':')[1:3]).split('.')[0]: g['index'] for g in gpus}
+    by_pci = {':'.join(g['pci_bus_id'].upper().split(':')[1:3]).split('.', maxsplit=1)[0]: g['index'] for g in gpus}
     seen = {}
     for event in xids or ():
         if event['xid'] in XID_GPU_ACTIONS:

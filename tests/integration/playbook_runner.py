@@ -15,8 +15,10 @@ WRONG_TYPE = {'int': 'abc', 'float': 'abc', 'bool': 'maybe', 'list': {'not': 'a 
 
 
 def collections_path():
-    """The directory that holds ansible_collections/aiinfra/gpudirect (the copy under test)."""
-    for entry in [*sys.path, *os.environ.get('PYTHONPATH', '').split(os.pathsep)]:
+    """The directory that holds ansible_collections/aiinfra/gpudirect (the copy under test): PYTHONPATH's first, as
+    scripts/test sets it to the build, which holds kubernetes.core beside ours; a test module may have put another
+    link to the collection on sys.path, alone (tests/images/build.py, load_families)."""
+    for entry in [*os.environ.get('PYTHONPATH', '').split(os.pathsep), *sys.path]:
         if entry and (pathlib.Path(entry) / 'ansible_collections' / 'aiinfra' / 'gpudirect' / 'galaxy.yml').is_file():
             return str(pathlib.Path(entry).resolve())
     raise RuntimeError('no ansible_collections/aiinfra/gpudirect on sys.path; run the tests through scripts/test')

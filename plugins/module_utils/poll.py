@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import threading
 import time
 
 # Seconds between two progress lines of a wait (tests shorten it); the issue asked for a line at least every 30 s.
@@ -102,6 +103,27 @@ class WaitReport:
         """Between reads: the state seen last, when a line is due."""
         if self.said_at is not None and self.due_in() <= 0:
             self._say('still %s (%.0f s)' % (self.state, self.clock() - self.started))
+
+    @contextlib.contextmanager
+    def while_blocked(self):
+        """Around one read that blocks (Compute's operations.wait holds its request up to two minutes): the state seen
+        last is said whenever a line is due until the read returns, from a thread that does nothing else. Before the
+        wait has said anything it says nothing (a wait over at its first read stays silent)."""
+        if self.said_at is None:
+            yield
+            return
+        stop = threading.Event()
+
+        def heartbeat():
+            while not stop.wait(max(self.due_in(), 0.01)):
+                self.tick()
+        ticker = threading.Thread(target=heartbeat, name='wait-report', daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            ticker.join()
 
     def end(self, value, finished):
         """The summary, when the wait said anything: the state at the end, the time and the reads."""

@@ -66,3 +66,23 @@ def test_operations_waited_side_by_side_each_say_where_they_stand_and_the_result
     running = {line.split(',')[0] for _at, line in lines if re.match(r"create (subnetwork|firewall) '\S+', operation \S+: insert RUNNING", line)}
     done = {line.split(',')[0] for _at, line in lines if re.match(r"create (subnetwork|firewall) '\S+', operation \S+: insert DONE", line)}
     assert len(running) >= 2 and running <= done, output[-4000:]
+
+
+def test_a_compute_operation_held_by_one_wait_call_says_where_it_stands_while_the_call_blocks(sandbox):
+    """Compute's operations.wait holds its request until the operation is DONE or about two minutes pass: the VMs'
+    creation (8 s here) is one such call, and the lines still come every INTERVAL seconds while it blocks."""
+    for method in ('compute.instances.bulkInsert', 'compute.instances.insert'):
+        sandbox.operation_latency[method] = CREATE_SECONDS
+    root = collection_root()
+    command = [*ansible_playbook_command(), '-i', str(root / 'inventories' / 'sandbox'), str(root / 'playbooks' / 'a3high.yml'),
+               '-e', json.dumps({'gpudirect_project': 'sandbox-project', 'gpudirect_node_count': 2})]
+    env = dict(sandbox_environment(sandbox, 'sandbox-project'), ANSIBLE_GPUDIRECT_PROGRESS_INTERVAL=str(INTERVAL))
+    lines, status = timed_lines(command, env)
+    output = '\n'.join(line for _at, line in lines)
+    assert status == 0, output[-4000:]
+    waits = [call for call in sandbox.request_log() if call['api_method'] == 'compute.zoneOperations.wait']
+    waiting = [at for at, line in lines if re.match(r'create \d+ instances? .*operation \S+: (still )?\S+ RUNNING', line)]
+    assert len(waiting) >= CREATE_SECONDS / INTERVAL - 1, output[-4000:]
+    gaps = [later - earlier for earlier, later in zip(waiting, waiting[1:])]
+    assert all(gap <= 2 * INTERVAL for gap in gaps), gaps
+    assert len(waits) <= 4, 'few wait calls, each blocking (%d)' % len(waits)

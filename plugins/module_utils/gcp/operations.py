@@ -52,8 +52,8 @@ def await_with_wait_method(transport, url, operation, action, timeout, progress=
     """Block until the operation is DONE by POSTing its ``wait`` URL (Compute).
 
     Each wait call returns when the operation is DONE or after at most about two minutes, so this loops until DONE or
-    until timeout seconds have passed; no wait call is allowed to outlast the time that is left. Each wait call
-    blocks, so the WaitReport's lines come when one returns: as far apart as two minutes.
+    until timeout seconds have passed; no wait call is allowed to outlast the time that is left. While a wait call
+    blocks, the WaitReport says the status seen last when a line is due (WaitReport.while_blocked).
     """
     deadline = time.monotonic() + timeout
     report = operation_report(operation, action)
@@ -64,7 +64,8 @@ def await_with_wait_method(transport, url, operation, action, timeout, progress=
             break
         try:
             report.reads += 1
-            operation = transport.request('POST', url, action, deadline=remaining)
+            with report.while_blocked():
+                operation = transport.request('POST', url, action, deadline=remaining)
         except GcpTimeout:
             break   # the time is up; outcome says so, naming the operation
         if progress:

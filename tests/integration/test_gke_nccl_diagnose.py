@@ -144,7 +144,7 @@ def test_a_healthy_pool_passes_with_no_bad_node(pool, tmp_path):
     run, _counts, report, summary, _where = _diagnose(pool, tmp_path)
     ok(run)
     assert report['bad_hosts'] == [] and report['suspect_hosts'] == [], report['hosts']
-    assert report['host_rounds'] == 1 and report['rounds'] == 1 and report['nics'] == []
+    assert report['host_rounds'] == 1 and report['rounds'] == 1 and report['nics'] == [], report['pairs']
     assert all(p['verdict'] == 'PASS' and p['busbw_gbps'] == 188.9 for p in report['pairs']) and len(report['pairs']) == NODES // 2
     assert 'NCCL diagnosis (STAND-IN OUTPUT, synthetic numbers): bad none; suspect none' in run.stdout
     assert 'STAND-IN OUTPUT' in summary and 'PASS' in summary, summary

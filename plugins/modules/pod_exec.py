@@ -38,17 +38,24 @@ options:
     type: str
     default: default
   pod:
-    description: The Pod's name.
+    description: The Pod's name; required unless O(runs) is given.
     type: str
-    required: true
   container:
-    description: The container of the Pod to run the command in.
+    description: The container of the Pod to run the command in; required with O(pod), the default container of O(runs).
     type: str
-    required: true
   command:
-    description: The command, as a list of arguments or as one string split as a shell would (no shell runs it; give C(sh -c '...') for one).
+    description:
+      - The command, as a list of arguments or as one string split as a shell would (no shell runs it; give C(sh -c '...') for one).
+      - Required with O(pod).
     type: raw
-    required: true
+  runs:
+    description:
+      - Several commands run at once instead of one, each C({pod, command}) with an optional C(container) (default
+        O(container)), each on its own exec stream (the pairs of an NCCL diagnosis round, for example).
+      - The task does not fail for a run that fails; each entry of RV(results) says how its run ended, with the same
+        messages as a single command. A run missing C(pod), C(container) or C(command) fails the task before any runs.
+    type: list
+    elements: dict
   timeout:
     description: Seconds the command may run; then the task fails with the output so far.
     type: int
@@ -74,6 +81,15 @@ EXAMPLES = r"""
     command: [sh, -c, /scripts/allgather.sh nccl-host-1 nccl-host-2]
   register: run
   failed_when: run.rc is none
+
+- name: Two pairs at once
+  aiinfra.gpudirect.pod_exec:
+    container: nccl-test
+    runs:
+      - {pod: nccl-test-host-1, command: [/scripts/allgather.sh, nccl-host-1, nccl-host-2]}
+      - {pod: nccl-test-host-3, command: [/scripts/allgather.sh, nccl-host-3, nccl-host-4]}
+  register: round
+  changed_when: false
 """
 
 RETURN = r"""
@@ -100,4 +116,12 @@ stderr_lines:
   returned: when the exec ran
   type: list
   elements: str
+results:
+  description:
+    - With O(runs), one entry per run in their order, C({pod, container, command, rc, stdout, stderr, stdout_lines,
+      stderr_lines}), with C(failed) and C(msg) when the run failed (a non-zero exit, no exit code, the timeout, or the API
+      server refusing the exec).
+  returned: with O(runs), when the commands ran
+  type: list
+  elements: dict
 """

@@ -100,7 +100,10 @@ class KubeApi:
         from kubernetes.client.api import core_v1_api   # pylint: disable=import-outside-toplevel; kubernetes.core's requirement
         from kubernetes.stream import stream   # pylint: disable=import-outside-toplevel
         from kubernetes.client.exceptions import ApiException   # pylint: disable=import-outside-toplevel
-        core = core_v1_api.CoreV1Api(self.client.client.client)
+        from kubernetes.client.api_client import ApiClient   # pylint: disable=import-outside-toplevel
+        # An ApiClient of its own per exec: the client's stream() swaps the ApiClient's call_api for its websocket call
+        # while it runs, so two execs at once (pod_exec runs) on one ApiClient would undo each other's swap.
+        core = core_v1_api.CoreV1Api(ApiClient(configuration=self.client.client.client.configuration))
         try:
             response = stream(core.connect_get_namespaced_pod_exec, pod, namespace, container=container, command=argv,
                               stdout=True, stderr=True, stdin=False, tty=False, _preload_content=False)

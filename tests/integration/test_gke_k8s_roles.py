@@ -1,13 +1,14 @@
 """Roles gke_gpudirect (seed 003, TCPXO) and gke_rdma (seed 001, DRANET) with the real ansible-playbook and
 kubernetes.core against GKE clusters of the Container API sandbox that come alive as Kubernetes API
 stand-ins (nodes from the node pools, DaemonSet and Pod controllers, Pods on podman running the stand-in
-image, whose NCCL scripts print a clearly-synthetic nccl-tests table).
+image, whose NCCL scripts print a clearly-synthetic nccl-tests table: the published healthy figure of the stand-in's own data,
+a tenth of it for a run touching a node marked slow).
 
 Sequence (style-kubernetes.md item 8): check mode (changed, nothing created), apply (changed, DaemonSets
 ready on exactly the GPU nodes, the seed's NCCL test run through k8s_exec and judged), re-apply (not
 changed), fields verified, one input changed (only that object changes), cleanup (state absent).
 Failure paths: no GPU node matches (clear message, nothing applied), params whose VPCs do not exist (the wait
-names the generations), a field-manager conflict, the catalog thresholds failing the synthetic numbers.
+names the generations), a field-manager conflict, the catalog thresholds failing the synthetic numbers of a slow node.
 
 GKE's network controllers are the stand-in's (controllers.py ``gke_networks``): Ready for params whose VPC and
 subnet exist in the Compute sandbox, without observedGeneration, as real GKE writes it; ``pause('gke-networks')``
@@ -27,6 +28,7 @@ import pytest
 from sandbox import Sandbox
 from sandbox.client import SandboxClient
 from sandbox.gcloud import GcloudRunner
+from sandbox.kube.exec import FAULT_SLOW_NODE
 from waiting import wait_until
 from playbook_runner import ansible_playbook_command
 
@@ -224,18 +226,27 @@ def test_gke_gpudirect_tcpxo_sequence(live, tmp_path):
         assert verdict['synthetic'] and verdict['summary'].startswith('STAND-IN OUTPUT (synthetic numbers, nothing measured): PASS -- ')
         assert store.get('pods', 'nccl-test-host-1', 'default') is None    # the test workload is deleted
 
-        # 3. Re-apply (nothing changes), and the test again judged with the catalog's A3 Mega reference: the synthetic
+        # 3. Re-apply (nothing changes), and the test again judged with the catalog's A3 Mega reference, one GPU node marked
+        #    slow by the stand-in's fault annotation (its figure a tenth of its healthy one): the synthetic
         #    table fails it, the play fails, and the test workload is deleted also on failure. A test Pod of ours left by an
         #    earlier run with another spec (as the RDMA seed's Pod of the same name would be) is replaced first: a Pod's
         #    spec cannot change in place, the API server would refuse the apply with 422.
         store.create(leftover_test_pod('nccl-test-host-1', 'nccl-host-1'), field_manager='aiinfra.gpudirect.gke_nccl_test')
-        run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
+        slow = store.list('nodes', label_selector='cloud.google.com/gke-nodepool=a3mega')[0]
+        slow['metadata']['annotations'][FAULT_SLOW_NODE] = 'true'
+        store.update(slow)
+        try:
+            run, counts = live.play('gpud', 'gke_gpudirect', _tcpxo(gke_gpudirect_nccl_test=True, gke_gpudirect_report_dir=str(tmp_path / 'fail')))
+        finally:
+            slow = store.get('nodes', slow['metadata']['name'])
+            del slow['metadata']['annotations'][FAULT_SLOW_NODE]
+            store.update(slow)
         assert run.returncode != 0 and counts['failed'] == 1, run.stdout[-4000:]
         applied = task_output(run, 'Apply the objects that differ (server-side apply)')   # nothing differs: no write at all
         assert 'skipping: [localhost]' in applied and 'changed:' not in applied, applied
         replaced = task_output(run, 'Replace the test Pods left from an earlier run (nccl-test-host-1)')
         assert 'changed: [localhost]' in replaced, run.stdout[-4000:]   # the task's name names the Pod: nccl-test-host-1
-        assert re.search(r'NCCL test failed: .*bus bandwidth at 128 MiB 0\.01 GB/s < \d+\.\d+ GB/s \(0\.6 of ', run.stdout), run.stdout[-3000:]
+        assert re.search(r'NCCL test failed: .*bus bandwidth at 8 GiB 18\.89 GB/s < \d+\.\d+ GB/s \(0\.6 of ', run.stdout), run.stdout[-3000:]
         assert store.get('pods', 'nccl-test-host-1', 'default') is None
 
         # 3b. A Pod of that name that someone else made stays, and the play says whose name is taken before applying anything.

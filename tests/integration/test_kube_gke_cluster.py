@@ -328,11 +328,20 @@ PLAYBOOK = """
         command: 'true'
       register: ours_no_container
       ignore_errors: true
+    - name: Several commands at once through pod_exec runs (one fails, one is refused; the task does not fail)
+      aiinfra.gpudirect.pod_exec:
+        container: main
+        runs:
+          - {{pod: "{{{{ pods.resources[0].metadata.name }}}}", command: [sh, -c, 'sleep 1; echo first']}}
+          - {{pod: "{{{{ pods.resources[1].metadata.name }}}}", command: [sh, -c, 'sleep 1; echo second; exit 4']}}
+          - {{pod: "{{{{ pods.resources[0].metadata.name }}}}", container: nccl-test, command: 'true'}}
+      register: ours_runs
     - name: Results for the test
       ansible.builtin.copy:
         dest: {results}
         content: "{{{{ {{'daemonset': daemonset, 'succeeded': succeeded, 'failed': failed, 'ours_succeeded': ours_succeeded,
-                      'ours_failed': ours_failed, 'ours_missing': ours_missing, 'ours_no_container': ours_no_container}} | to_json }}}}"
+                      'ours_failed': ours_failed, 'ours_missing': ours_missing, 'ours_no_container': ours_no_container,
+                      'ours_runs': ours_runs}} | to_json }}}}"
         mode: "0600"
     - name: Clean up
       kubernetes.core.k8s:
@@ -379,6 +388,13 @@ def test_kubernetes_core_waits_for_a_daemonset_and_k8s_exec_reports_rc(live, tmp
     assert 'invalid literal' not in ours['missing']['msg'] and 'Unknown error' not in ours['missing']['msg'], ours['missing']
     assert ours['no_container']['failed'] and 'was not run: 400' in ours['no_container']['msg'] \
         and 'nccl-test' in ours['no_container']['msg'], ours['no_container']
+    # runs: every command at once, each result in order, a failed or refused run a result, not the task's failure.
+    runs = outcome['ours_runs']
+    assert not runs.get('failed') and [r.get('rc') for r in runs['results']] == [0, 4, None], runs
+    first, second, refused = runs['results']
+    assert first['stdout'] == 'first\n' and not first.get('failed') and first['container'] == 'main', first
+    assert second['failed'] and second['stdout'] == 'second\n' and second['msg'].endswith(' container main exited with 4: second'), second
+    assert refused['failed'] and 'was not run: 400' in refused['msg'] and refused['container'] == 'nccl-test', refused
 
 
 WORKLOADS = """

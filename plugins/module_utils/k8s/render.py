@@ -12,6 +12,7 @@ applied.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shlex
@@ -435,6 +436,71 @@ def nccl_test_exec(technology):
     container = next(w.split('=', 1)[1] for w in options if w.startswith('--container='))
     pod = [w for w in options if not w.startswith('-')][0]
     return {'pod': pod, 'container': container, 'command': ' '.join(shlex.quote(w) for w in words[split + 1:])}
+
+
+# The diagnosis of a GPUDirect-TCPX/TCPXO node pool (issue 26): the guide's two test Pods become one per GPU node, each
+# pinned to its node and reachable by its own headless Service, so that any two nodes run the guide's test as a pair.
+DIAGNOSIS_NIC_ENV = 'IFNAME'
+
+
+def nic_list_variable(technology):
+    """The GPUDirect plugin's NIC list in the guide's NCCL configuration (NCCL_FASTRAK_IFNAME for GPUDirect-TCPXO,
+    NCCL_GPUDIRECTTCPX_SOCKET_IFNAME for GPUDirect-TCPX): the catalog's variable, other than NCCL_SOCKET_IFNAME, whose
+    name ends in IFNAME."""
+    stack = gke_stack(_technology(technology, ('TCPXO', 'TCPX')))
+    return next(name for name, _value in stack.nccl_env if name.endswith(DIAGNOSIS_NIC_ENV) and name != 'NCCL_SOCKET_IFNAME')
+
+
+def nccl_diagnosis_objects(technology, nodes, namespace=None):
+    """``{'objects', 'hosts'}``: the guide's test workload with one test Pod per node of ``nodes`` (Pod
+    ``nccl-test-host-N``, its headless Service ``nccl-host-N``, hostname ``hostN``, as the guide names its two, pinned
+    to the node by ``kubernetes.io/hostname``), and ``hosts`` ``{node: {'pod', 'service'}}``.
+
+    GPUDirect-TCPX: the ConfigMap's run-nccl.sh hands NCCL the NIC list ``-x NCCL_GPUDIRECTTCPX_SOCKET_IFNAME=eth1,...``;
+    here it takes the variable from its environment when set (a per-NIC run), else the guide's list."""
+    tech = _technology(technology, ('TCPXO', 'TCPX'))
+    if not nodes or len(set(nodes)) != len(nodes):
+        raise InputError('nodes: give the GPU nodes to diagnose, each once (got %r)' % (nodes,))
+    guide = nccl_test_objects(tech, namespace)
+    service = next(obj for obj in guide if obj['kind'] == 'Service')
+    pod = next(obj for obj in guide if obj['kind'] == 'Pod')
+    objects, hosts = [], {}
+    for obj in guide:
+        if obj['kind'] == 'ConfigMap':
+            variable = nic_list_variable(tech)
+            for key, text in obj.get('data', {}).items():
+                obj['data'][key] = re.sub(r'-x %s=([\w,]+)' % variable, lambda m: '-x %s="${%s:-%s}"' % (variable, variable, m.group(1)), text)
+            objects.append(obj)
+    for number, node in enumerate(nodes, 1):
+        name = 'nccl-host-%d' % number
+        mine = copy.deepcopy(service)
+        mine['metadata']['name'] = name
+        mine['spec']['selector'] = {'name': name}
+        host = copy.deepcopy(pod)
+        host['metadata']['name'] = 'nccl-test-host-%d' % number
+        host['metadata']['labels']['name'] = name
+        spec = host['spec']
+        if 'hostname' in spec:
+            spec['hostname'], spec['subdomain'] = 'host%d' % number, name
+        spec['nodeSelector'] = dict(spec.get('nodeSelector') or {}, **{'kubernetes.io/hostname': str(node)})
+        objects += [mine, host]
+        hosts[str(node)] = {'pod': host['metadata']['name'], 'service': name}
+    return {'objects': objects, 'hosts': hosts}
+
+
+def nccl_diagnosis_exec(technology, services, nic=None):
+    """``{'container', 'command'}`` (command: a list) of one diagnosis run between the test Pods of ``services`` (their
+    Services' names, the first the Pod it runs in): the guide's script with those hosts; with ``nic``, NCCL restricted
+    to that data NIC through the plugin's NIC list in the script's environment (``env NCCL_FASTRAK_IFNAME=eth3 ...``)."""
+    tech = _technology(technology, ('TCPXO', 'TCPX'))
+    guide = nccl_test_exec(tech)
+    words = shlex.split(guide['command'])
+    script = [w for w in words if not w.startswith('nccl-host-')]
+    data_nics = gke_family(tech).data_interface_names
+    if nic is not None and nic not in data_nics:
+        raise InputError('nic: %r is not a data NIC of GPUDirect-%s (%s)' % (nic, tech, ', '.join(data_nics)))
+    prefix = ['env', '%s=%s' % (nic_list_variable(tech), nic)] if nic else []
+    return {'container': guide['container'], 'command': prefix + script + [str(s) for s in services]}
 
 
 def nccl_machine_type(technology):

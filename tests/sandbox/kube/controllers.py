@@ -27,6 +27,7 @@ import copy
 import functools
 import hashlib
 import json
+import os
 import pathlib
 import re
 import sys
@@ -384,6 +385,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
             for zone_index, zone in enumerate(pool.get('locations') or []):
                 for index in range(int(pool.get('initialNodeCount') or 0)):
                     node = node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus=non_gpu_pool)
+                    node['metadata']['annotations'].update(standin_faults(pool, zone_index, index))
                     wanted[node['metadata']['name']] = node
         for node in self.store.list('nodes'):
             name = node['metadata']['name']
@@ -396,6 +398,9 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                 stored = self._create(node)
                 if stored is None:
                     continue
+            # The stand-in's fault annotations (exec.py), set by a test or the environment, stay.
+            node['metadata']['annotations'] = dict({key: value for key, value in (stored['metadata'].get('annotations') or {}).items()
+                                                    if key.startswith(STANDIN_FAULT_PREFIX)}, **node['metadata']['annotations'])
             desired_meta = {key: node['metadata'][key] for key in ('labels', 'annotations')}
             if any(stored['metadata'].get(key) != value for key, value in desired_meta.items()) or \
                     {key: stored['spec'].get(key) for key in node['spec']} != node['spec']:
@@ -904,6 +909,25 @@ def gke_reserved(cpus, memory_mib):
         if cores <= 0:
             break
     return int(reserved_cpu), int(reserved_memory)
+
+
+STANDIN_FAULT_PREFIX = 'standin.aiinfra.gpudirect/'
+
+
+def standin_faults(pool, zone_index, index):
+    """SIMULATION (faults, for a demo; exec.py says what they do).  The fault annotations a GPU node gets as it registers,
+    from the sandbox's environment: GPUDIRECT_STANDIN_SLOW_NODE=N marks the N-th node (from 1) of each GPU pool slow,
+    GPUDIRECT_STANDIN_SLOW_NIC=N:eth3 marks that NIC of the N-th node slow (in the first zone of the pool)."""
+    if not _gpu_count(pool) or zone_index:
+        return {}
+    from .exec import FAULT_SLOW_NICS, FAULT_SLOW_NODE   # pylint: disable=import-outside-toplevel
+    found = {}
+    if os.environ.get('GPUDIRECT_STANDIN_SLOW_NODE', '').strip() == str(index + 1):
+        found[FAULT_SLOW_NODE] = 'true'
+    number, _colon, nic = os.environ.get('GPUDIRECT_STANDIN_SLOW_NIC', '').partition(':')
+    if number.strip() == str(index + 1) and nic.strip():
+        found[FAULT_SLOW_NICS] = nic.strip()
+    return found
 
 
 def node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus):

@@ -17,7 +17,19 @@ this host instead; ``StandinTools()`` is the default for GKE clusters:
 - any other command runs as it is from this host's PATH (the vendor images are Debian or Ubuntu based:
   ``sh``, ``cat``, ``ls`` exist there too), in a directory of its own per Pod;
 - a command found nowhere ends as a CRI exec of a missing binary does: exit code 126, "executable file
-  not found in $PATH".
+  not found in $PATH";
+- ``env NAME=VALUE ... COMMAND ARGS`` runs COMMAND as above with those variables added, as env(1) does
+  (the NCCL diagnosis restricts NCCL to one NIC that way).
+
+SIMULATION (faults).  Real: a node whose every NCCL run is slow (a host-wide fault), or one data NIC that is slow (a
+bad link or cable), slows every run that includes that node, or uses that NIC on it.  Here a Node annotated
+FAULT_SLOW_NODE ``"true"`` or FAULT_SLOW_NICS ``"eth3"`` (comma-separated NIC names) is such a node; when an NCCL
+stand-in runs, the runtime names the marked nodes and NICs among the nodes of the run -- the Pod's own node and the
+nodes of the Pods behind each argument that names a Service of its namespace (the guide's ``nccl-host-N``) -- to the
+tool in STANDIN_SLOW_NODES and STANDIN_SLOW_NICS, and the tool prints slow figures (pod-tools/nccl_tests.sh and its
+nccl-figures).  For a demo, the sandbox marks Nodes as they register from the environment (controllers.py
+``standin_faults``): GPUDIRECT_STANDIN_SLOW_NODE=N (the N-th GPU node of each GPU pool, from 1) and
+GPUDIRECT_STANDIN_SLOW_NIC=N:eth3 (that NIC on that node).
 
 Use::
 
@@ -29,14 +41,18 @@ Use::
 import json
 import os
 import pathlib
+import re
 import shutil
 import socket
 import tempfile
 import threading
 import traceback
+import urllib.error
 import urllib.parse
 
 TOOLS = pathlib.Path(__file__).resolve().parent / 'pod-tools'
+FAULT_SLOW_NODE = 'standin.aiinfra.gpudirect/slow-node'
+FAULT_SLOW_NICS = 'standin.aiinfra.gpudirect/slow-nics'
 
 
 def install_table():
@@ -136,15 +152,50 @@ class StandinTools(ExecRuntime):
         spec = next((item for item in pod['spec'].get('containers', []) if item['name'] == container), {})
         env = {item['name']: str(item.get('value', '')) for item in spec.get('env') or [] if 'value' in item}
         env.update({'HOSTNAME': pod['metadata']['name'], 'STANDIN_TOOLS': str(TOOLS), 'HOME': self._dir(pod)})
+        if command[0] == 'env' and len(command) > 1:   # env NAME=VALUE ... COMMAND ARGS
+            while len(command) > 1 and '=' in command[1] and not command[1].startswith('='):
+                name, value = command[1].split('=', 1)
+                env[name] = value
+                command = [command[0]] + command[2:]
+            command = command[1:]
         program = self.table.get(command[0])
         if program is None and '/' not in command[0]:   # a bare name, looked up on the image's PATH
             program = next((tool for path, tool in self.table.items() if os.path.basename(path) == command[0]), None)
         if program is not None:
+            env.update(self._faults(pod, command[1:]))
             # Sourced under the name the Pod called it by, so the tool's $0 is the vendor image's path.
             return {'argv': ['sh', '-c', '. "$STANDIN_PROGRAM"', command[0], *command[1:]], 'env': dict(env, STANDIN_PROGRAM=program)}
         if shutil.which(command[0]) is None:
             return {'error': 'unable to start container process: exec: "%s": executable file not found in $PATH' % command[0]}
         return {'argv': ['sh', '-c', 'cd "$HOME" && exec "$@"', 'exec', *command], 'env': env}
+
+    def _faults(self, pod, args):
+        """STANDIN_SLOW_NODES / STANDIN_SLOW_NICS: the nodes of this run marked slow, and the NICs marked slow on them
+        (see the module docstring)."""
+        namespace = pod['metadata']['namespace']
+        nodes = {pod['spec'].get('nodeName')}
+        for arg in args:
+            if not re.match(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', arg):
+                continue
+            try:
+                service = json.loads(self._plane.request('GET', '/api/v1/namespaces/%s/services/%s' % (namespace, arg)))
+            except urllib.error.HTTPError:
+                continue
+            selector = ','.join('%s=%s' % item for item in sorted((service.get('spec') or {}).get('selector', {}).items()))
+            if selector:
+                pods = json.loads(self._plane.request('GET', '/api/v1/namespaces/%s/pods?labelSelector=%s' % (
+                    namespace, urllib.parse.quote(selector))))['items']
+                nodes.update(item['spec'].get('nodeName') for item in pods)
+        slow_nodes, slow_nics = [], []
+        for name in sorted(n for n in nodes if n):
+            try:
+                annotations = json.loads(self._plane.request('GET', '/api/v1/nodes/%s' % name))['metadata'].get('annotations') or {}
+            except urllib.error.HTTPError:
+                continue
+            if annotations.get(FAULT_SLOW_NODE) == 'true':
+                slow_nodes.append(name)
+            slow_nics += [nic.strip() for nic in (annotations.get(FAULT_SLOW_NICS) or '').split(',') if nic.strip() and nic.strip() not in slow_nics]
+        return {'STANDIN_SLOW_NODES': ' '.join(slow_nodes), 'STANDIN_SLOW_NICS': ' '.join(slow_nics)}
 
     def _dir(self, pod):
         uid = pod['metadata']['uid']

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Stand-in for the NCCL test wrappers (run_nccl_tests.sh, demo-run-nccl-test-tcpxo-via-mpi.sh):
-# prints a labelled nccl-tests-shaped report. The numbers are made up; no collective runs.
+# prints a labelled nccl-tests-shaped report. The numbers are the stand-in's own (nccl-figures); no collective runs.
 # The footer is nccl-tests' own (src/common.cu: "# Out of bounds values : %d %s", "# Avg bus bandwidth
 # : %g %s" with an empty check word when NCCL_TESTS_MIN_BW is unset, then "#"), so parsers read it as a
 # complete run; the synthetic label stays on its own "#" comment lines, above the table and the footer.
@@ -23,12 +23,41 @@ case "$level" in INFO|TRACE) if [ -n "$banner" ]; then
     echo "${HOSTNAME:-host}:4100:4231 [0] NCCL INFO Using network $network"
     echo "${HOSTNAME:-host}:4100:4231 [0] NCCL INFO Channel 00/0 : 15[7] -> 0[0] [receive] via NET/$network/0"
 fi ;; esac
+# The figure: the stand-in's own (nccl-figures, its sources beside it) for this wrapper, scaled to the data NICs the
+# run may use (the plugin's NIC list in the environment: a per-NIC run), and slowed when the run touches a node or a NIC
+# marked slow (exec.py's runtime names them in STANDIN_SLOW_NODES and STANDIN_SLOW_NICS from the Nodes' annotations).
+# A wrapper without a line keeps one row at 128 MiB with a made-up bandwidth far below any fabric's.
+figures=$(awk -v wrapper="$0" '$1 == wrapper { print $2, $3, $4; exit }' "$STANDIN_TOOLS/nccl-figures")
+slow_fraction=$(awk '$1 == "SLOW_FRACTION" { print $2; exit }' "$STANDIN_TOOLS/nccl-figures")
+nics_in_use=${NCCL_FASTRAK_IFNAME:-${NCCL_GPUDIRECTTCPX_SOCKET_IFNAME:-}}
+slow_nics=""
+for nic in ${STANDIN_SLOW_NICS:-}; do
+    case ",${nics_in_use}," in ,,|*",$nic,"*) slow_nics="$slow_nics $nic" ;; esac
+done
+if [ -n "${STANDIN_SLOW_NODES:-}" ] || [ -n "$slow_nics" ]; then
+    echo "# $STANDIN_LABEL slow run: it touches nodes marked slow [${STANDIN_SLOW_NODES:-}], NICs marked slow [${slow_nics# }]"
+    slow=1
+else
+    slow=0
+fi
+set -- $figures
+if [ $# -eq 3 ]; then
+    row=$(awk -v nics="$1" -v size="$2" -v busbw="$3" -v used="$nics_in_use" -v slow="$slow" -v fraction="${slow_fraction:-0.1}" 'BEGIN {
+        if (used != "") busbw = busbw * split(used, parts, ",") / nics
+        if (slow == 1) busbw = busbw * fraction
+        algbw = busbw * 16 / 15
+        time = size / algbw / 1000
+        printf "%12.0f  %12.0f     float    none      -1  %9.1f  %6.2f  %6.2f      0  %9.1f  %6.2f  %6.2f      0\n", size, size / 4, time, algbw, busbw, time, algbw, busbw
+        printf "%.2f\n", busbw }')
+else
+    row="   134217728      33554432     float    none      -1 13421772.8    0.01    0.01      0 13421772.8    0.01    0.01      0
+0.01"
+fi
 echo "#"
 echo "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
 echo "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)"
-# One row, at a size the verdict judges bandwidth at (64 MiB and up), with a made-up bandwidth far below any fabric's.
-echo "   134217728      33554432     float    none      -1 13421772.8    0.01    0.01      0 13421772.8    0.01    0.01      0"
+printf '%s\n' "$row" | sed -n 1p
 echo "# $STANDIN_LABEL the bandwidth below is synthetic"
 echo "# Out of bounds values : 0 OK"
-echo "# Avg bus bandwidth    : 0.01 "
+echo "# Avg bus bandwidth    : $(printf '%s\n' "$row" | sed -n 2p) "
 echo "#"

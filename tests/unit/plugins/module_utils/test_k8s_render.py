@@ -564,3 +564,31 @@ def test_an_unknown_technology_is_named_once():
     with pytest.raises(InputError) as raised:
         render.gke_daemonsets('TCPZ')
     assert str(raised.value).startswith("technology: unknown GPUDirect technology 'TCPZ'") and str(raised.value).count('technology:') == 1
+
+
+@pytest.mark.parametrize('technology,script,variable', [('TCPXO', '/scripts/allgather.sh', 'NCCL_FASTRAK_IFNAME'),
+                                                        ('TCPX', '/configs/allgather.sh', 'NCCL_GPUDIRECTTCPX_SOCKET_IFNAME')])
+def test_the_diagnosis_has_one_test_pod_per_node_and_restricts_a_run_to_one_nic(technology, script, variable):
+    """Issue 26 on GKE: the guide's test Pod once per node, pinned to it, behind its own Service; a run between two of them
+    is the guide's script with their Services, and a per-NIC run sets the plugin's NIC list in its environment."""
+    nodes = ['node-c', 'node-a', 'node-b']
+    found = render.nccl_diagnosis_objects(technology, nodes, 'nccl')
+    pods = [obj for obj in found['objects'] if obj['kind'] == 'Pod']
+    services = [obj for obj in found['objects'] if obj['kind'] == 'Service']
+    assert [p['metadata']['name'] for p in pods] == ['nccl-test-host-1', 'nccl-test-host-2', 'nccl-test-host-3']
+    assert [p['spec']['nodeSelector']['kubernetes.io/hostname'] for p in pods] == nodes
+    assert [s['spec']['selector'] for s in services] == [{'name': 'nccl-host-%d' % n} for n in (1, 2, 3)]
+    assert [p['metadata']['labels']['name'] for p in pods] == ['nccl-host-1', 'nccl-host-2', 'nccl-host-3']
+    assert found['hosts']['node-b'] == {'pod': 'nccl-test-host-3', 'service': 'nccl-host-3'}
+    for obj in found['objects']:
+        validate(obj, '1.33')
+    assert render.nccl_diagnosis_exec(technology, ['nccl-host-3', 'nccl-host-1'])['command'] == [script, 'nccl-host-3', 'nccl-host-1']
+    assert render.nccl_diagnosis_exec(technology, ['nccl-host-2', 'nccl-host-1'], 'eth3')['command'] == [
+        'env', '%s=eth3' % variable, script, 'nccl-host-2', 'nccl-host-1']
+    with pytest.raises(InputError, match='nic: .eth9. is not a data NIC'):
+        render.nccl_diagnosis_exec(technology, ['nccl-host-2', 'nccl-host-1'], 'eth9')
+    with pytest.raises(InputError, match='nodes: give the GPU nodes'):
+        render.nccl_diagnosis_objects(technology, ['node-a', 'node-a'])
+    if technology == 'TCPX':   # the ConfigMap's run-nccl.sh takes the NIC list from its environment, else the guide's
+        script_text = next(obj for obj in found['objects'] if obj['kind'] == 'ConfigMap')['data']['run-nccl.sh']
+        assert '-x NCCL_GPUDIRECTTCPX_SOCKET_IFNAME="${NCCL_GPUDIRECTTCPX_SOCKET_IFNAME:-eth1,eth2,eth3,eth4}"' in script_text

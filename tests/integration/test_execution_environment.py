@@ -45,7 +45,9 @@ def test_the_build_context_holds_every_requirement(tmp_path):
     # ansible-core: the range meta/runtime.yml claims (and CI tests), and ansible-runner, which AWX runs jobs with
     refs = next(line for line in containerfile.splitlines() if line.startswith('ARG ANSIBLE_INSTALL_REFS='))
     assert 'ansible-core%s ' % runtime['requires_ansible'] in refs and 'ansible-runner' in refs
-    assert 'ARG PYCMD="/usr/bin/python3.11"' in containerfile
+    # a maintained base (CentOS Stream 10) and its own Python 3.12, which every ansible-core the collection claims runs on
+    assert 'ARG EE_BASE_IMAGE="quay.io/centos/centos:stream10"' in containerfile
+    assert 'ARG PYCMD="/usr/bin/python3.12"' in containerfile and 'ARG PYPKG="python3"' in containerfile
     # Python and system requirements of the collection, as they are
     assert requirement_lines(context / '_build' / 'requirements.txt') == requirement_lines(root / 'requirements.txt')
     assert requirement_lines(context / '_build' / 'bindep.txt') == requirement_lines(root / 'bindep.txt')

@@ -214,15 +214,18 @@ def test_the_plan_step_names_the_roles_the_gke_tasks_run_with_the_same_variables
     runs would check something else), and names the playbook variable of each cloud role's variable."""
     plays = yaml.safe_load((collection_root() / 'playbooks' / 'gke_cluster.yml').read_text(encoding='utf-8'))
     tasks = plays[0]['tasks']
-    assert set(tasks[0]['aiinfra.gpudirect.gpudirect_plan']) == {'unread_extra_vars', 'roles'}
+    # and the connection's options: the extra vars nothing reads, how the Kubernetes stage reaches the cluster
+    assert set(tasks[0]['aiinfra.gpudirect.gpudirect_plan']) == {'unread_extra_vars', 'kube_credentials', 'roles'}
     entries = {entry['role']: entry for entry in tasks[0]['vars'].values() if isinstance(entry, dict) and 'role' in entry}
     ran = {}
     for play in plays:
         for task in play['tasks']:
             for key in ('ansible.builtin.import_role', 'ansible.builtin.include_role'):
                 if key in task:
-                    # gke_node_pool_wait is how the task runs (the pool's creation is started, then awaited), not what it makes
-                    given = {name: value for name, value in (task.get('vars') or {}).items() if name != 'gke_node_pool_wait'}
+                    # gke_node_pool_wait is how the task runs (the pool's creation is started, then awaited), not what it makes;
+                    # the Kubernetes roles' connection is the cluster's (the lookup reads its endpoint), checked as kube_credentials
+                    given = {name: value for name, value in (task.get('vars') or {}).items()
+                             if name not in ('gke_node_pool_wait', 'gke_gpudirect_kube_connection', 'gke_rdma_kube_connection')}
                     ran.setdefault(task[key]['name'].split('.')[-1], []).append(given)
     assert set(ran) == set(entries)
     for role, calls in ran.items():

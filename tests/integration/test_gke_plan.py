@@ -50,6 +50,12 @@ CASES = [
      ['is an Autopilot cluster, which has no user node pools']),
     ('cluster-mode-unknown', 'gke_a4.yml', {'gpudirect_cluster_mode': 'serverless', 'gpudirect_rdma_networking': 'compute_class'},
      ['gpudirect_cluster_mode: serverless is not one of standard, autopilot']),
+    # How the Kubernetes stage reaches the cluster: a way the collection lacks, or a token google-auth cannot give (the
+    # sandbox's GCP_AUTH_KIND none), would fail only after the cluster and the pool were made.
+    ('kube-credentials-unknown', 'gke_a4.yml', {'gpudirect_kube_credentials': 'kubectl'},
+     ["gpudirect_kube_credentials: 'kubectl' is not one of auto, google_auth, gke_gcloud_auth_plugin"]),
+    ('kube-credentials-no-token', 'gke_a3high.yml', {'gpudirect_kube_credentials': 'google_auth'},
+     ['gpudirect_kube_credentials: google_auth hands kubernetes.core a token from google-auth, and auth_kind none']),
     # A kubeconfig path that is a directory was found only after 25 writes.
     ('kubeconfig-directory', 'gke_a3high.yml', {'gpudirect_kubeconfig_path': '/tmp'},
      ['gpudirect_kubeconfig_path: /tmp is a directory; give a file path']),

@@ -141,7 +141,8 @@ def test_a_gke_playbook_runs_with_only_the_execution_environments_packages_and_n
     """gke_a3high.yml through the Kubernetes stage on the sandbox (its GKE cluster a real kube-apiserver that takes only the
     sandbox's access token), run by the ansible-playbook of a virtualenv with only the execution environment's pip
     packages, on a PATH without gcloud and gke-gcloud-auth-plugin: gpudirect_kube_credentials auto picks google_auth,
-    and kubernetes.core gets the token from google-auth (GCP_AUTH_KIND accesstoken, as a credential could set it)."""
+    and kubernetes.core gets the token from google-auth (GCP_AUTH_KIND accesstoken, as a credential could set it). Then
+    the teardown's Kubernetes stage deletes the objects the same way."""
     from sandbox import Sandbox   # pylint: disable=import-outside-toplevel
     from sandbox.kube.controlplane import ACCESS_TOKEN   # pylint: disable=import-outside-toplevel
     from sandbox.kube.gke import GkeClusters   # pylint: disable=import-outside-toplevel
@@ -156,11 +157,17 @@ def test_a_gke_playbook_runs_with_only_the_execution_environments_packages_and_n
                    GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN=ACCESS_TOKEN, NO_PROXY='127.0.0.1,localhost',
                    ANSIBLE_ASYNC_DIR=str(tmp_path / 'async'))
         extra = {'gpudirect_project': 'ee-project', 'gpudirect_location': 'us-central1-a', 'gke_gpudirect_wait_delay': 1}
-        run = subprocess.run([str(venv / 'bin' / 'ansible-playbook'), '-i', str(collection_root() / 'inventories' / 'sandbox'),
-                              str(collection_root() / 'playbooks' / 'gke_a3high.yml'), '-e', json.dumps(extra), '--skip-tags', 'nccl'],
-                             env=env, capture_output=True, text=True, timeout=900, check=False)
+        def playbook(name, *args):
+            return subprocess.run([str(venv / 'bin' / 'ansible-playbook'), '-i', str(collection_root() / 'inventories' / 'sandbox'),
+                                   str(collection_root() / 'playbooks' / name), '-e', json.dumps(extra), *args],
+                                  env=env, capture_output=True, text=True, timeout=900, check=False)
+        run = playbook('gke_a3high.yml', '--skip-tags', 'nccl')
         kube = sandbox.kube.cluster('projects/ee-project/locations/us-central1-a/clusters/a3high')
         daemonsets = sorted(d['metadata']['name'] for d in kube.store.list('daemonsets.apps')) if kube else []
+        # and the teardown's Kubernetes stage, which reaches the cluster the same way
+        extra['gpudirect_machine_type'] = 'a3-highgpu-8g'
+        teardown = playbook('gke_teardown.yml', '--tags', 'k8s') if run.returncode == 0 else None
+        left = sorted(d['metadata']['name'] for d in kube.store.list('daemonsets.apps')) if kube else []
     finally:
         sandbox.kube.stop()
         sandbox.stop()
@@ -170,3 +177,5 @@ def test_a_gke_playbook_runs_with_only_the_execution_environments_packages_and_n
     assert re.search(r'\nDaemonSets [\w, -]+ on the 2 GPU nodes: ready', run.stdout), (core, run.stdout[-4000:])
     assert 'nccl-tcpx-installer' in daemonsets, daemonsets
     assert ACCESS_TOKEN not in run.stdout
+    assert teardown.returncode == 0, teardown.stdout[-4000:] + teardown.stderr[-2000:]
+    assert 'nccl-tcpx-installer' not in left, left

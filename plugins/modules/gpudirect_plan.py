@@ -298,7 +298,7 @@ STAGES = {
 }
 # The playbooks' own names of the connection's options, which messages name.
 PLAYBOOK_VARIABLES = {'connection': {'project': 'gpudirect_project', 'unread_extra_vars': 'gpudirect_strict_vars',
-                                      'kube_credentials': 'gpudirect_kube_credentials'}}
+                                     'kube_credentials': 'gpudirect_kube_credentials'}}
 # The roles whose tasks call a stage's module: {role: {entry point: the stages it runs}}, each stage checked from the
 # role's variables (role_stages). gke_cluster's entry point networks starts the per-NIC networks, cluster makes the
 # cluster and main does both; its network stage runs only with a network prefix (its task's `when`).

@@ -1,7 +1,7 @@
 """No credential reaches the output: the roles that take a kubeconfig (gke_gpudirect, gke_rdma, openshift_rdma) given
 one inline, as a dict with a bearer token (and the GKE roles given kubernetes.core's host, api_key and ca_cert as
-<role>_kube_connection, as the GKE playbooks give them from the gke_kube_connection lookup), run at -vvv (every task's arguments and results printed) against a real
-API server, and the token appears nowhere in what ansible-playbook prints.
+<role>_kube_connection, as the GKE playbooks give them from the gke_kube_connection lookup), run at -vvv (every task's
+arguments and results printed) against a real API server, and the token appears nowhere in what ansible-playbook prints.
 
 The cluster is a plain one (no GPU nodes, no GKE or OpenShift CRDs): each role runs its argument validation, its
 facts and its first reads with the credentials, then stops where the cluster lacks what it needs; every play is

@@ -157,6 +157,7 @@ def test_a_gke_playbook_runs_with_only_the_execution_environments_packages_and_n
                    GCP_AUTH_KIND='accesstoken', GCP_ACCESS_TOKEN=ACCESS_TOKEN, NO_PROXY='127.0.0.1,localhost',
                    ANSIBLE_ASYNC_DIR=str(tmp_path / 'async'))
         extra = {'gpudirect_project': 'ee-project', 'gpudirect_location': 'us-central1-a', 'gke_gpudirect_wait_delay': 1}
+
         def playbook(name, *args):
             return subprocess.run([str(venv / 'bin' / 'ansible-playbook'), '-i', str(collection_root() / 'inventories' / 'sandbox'),
                                    str(collection_root() / 'playbooks' / name), '-e', json.dumps(extra), *args],

@@ -62,7 +62,8 @@ def test_auto_takes_the_plugins_kubeconfig_where_the_plugin_is_on_path(tmp_path)
 
 
 @pytest.mark.parametrize('options, env, message', [
-    ({'credentials': 'google_auth'}, {'GCP_AUTH_KIND': 'none'}, 'credentials google_auth: Failed to authenticate: auth_kind none (GCP_AUTH_KIND) gives no token'),
+    ({'credentials': 'google_auth'}, {'GCP_AUTH_KIND': 'none'},
+     'credentials google_auth: Failed to authenticate: auth_kind none (GCP_AUTH_KIND) gives no token'),
     ({'credentials': 'google_auth'}, {'GCP_AUTH_KIND': 'accesstoken'}, 'auth_kind accesstoken needs access_token (or GCP_ACCESS_TOKEN)'),
     ({'credentials': 'gke_gcloud_auth_plugin'}, {}, 'credentials: gke_gcloud_auth_plugin needs kubeconfig_path'),
     ({'credentials': 'kubectl'}, {}, "credentials"),

@@ -26,8 +26,8 @@ notes:
     Runs in the task's worker on the controller, with kubernetes.core's own client and authentication (its
     O(kubernetes.core.k8s#module:kubeconfig) and O(kubernetes.core.k8s#module:context) handling); no module process. The
     connection options a play's C(module_defaults) give C(group/kubernetes.core.k8s) or M(kubernetes.core.k8s)
-    (C(kubeconfig), C(context), C(host), C(api_key) and the others of kubernetes.core) apply here too, below O(kubeconfig)
-    and O(context).
+    (C(kubeconfig), C(context), C(host), C(api_key) and the others of kubernetes.core) apply here too, below this task's
+    O(kubeconfig), O(context), O(host), O(api_key) and O(ca_cert).
 options:
   kubeconfig:
     description: A kubeconfig path or a dict, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:kubeconfig); unset, kubernetes.core's defaults.
@@ -35,4 +35,15 @@ options:
   context:
     description: The kubeconfig context, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:context).
     type: str
+  host:
+    description:
+      - The API server's URL, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:host); with O(api_key), no
+        kubeconfig is read (the lookup P(aiinfra.gpudirect.gke_kube_connection#lookup) gives both for a GKE cluster).
+    type: str
+  api_key:
+    description: A bearer token, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:api_key).
+    type: str
+  ca_cert:
+    description: The path of the API server's CA certificate, as M(kubernetes.core.k8s)'s O(kubernetes.core.k8s#module:ca_cert).
+    type: path
 """

@@ -130,6 +130,15 @@ options:
         C(connection.unread_extra_vars).
     type: raw
     default: ignore
+  kube_credentials:
+    description:
+      - "How the Kubernetes stage's tasks will reach the cluster (the GKE playbooks' C(gpudirect_kube_credentials), the
+        P(aiinfra.gpudirect.gke_kube_connection#lookup) lookup's O(aiinfra.gpudirect.gke_kube_connection#lookup:credentials)):
+        C(auto), C(google_auth) or C(gke_gcloud_auth_plugin). Another value is a problem, and so is C(google_auth) (or
+        C(auto) where C(gke-gcloud-auth-plugin) is not on E(PATH)) with O(auth_kind=none), which gives no token, when
+        O(roles) holds a Kubernetes role."
+    type: str
+    default: auto
   undoes:
     description:
       - For a teardown, the playbook beside it whose run it undoes (C(gke_cluster.yml)). A teardown takes the same extra vars
@@ -230,6 +239,7 @@ plan:
 """
 
 import re
+import shutil
 
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
@@ -248,7 +258,9 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import FI
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.compute import reservation_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.container import cluster_path, node_pool_path, server_config_path
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.module import GpuDirectModule
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gcp.transport import resolve_settings
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import cluster as gke_cluster
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import common as gke_common
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.gke import node_pool as gke_node_pool
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s import render as k8s_render
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import command as nccl_command
@@ -271,6 +283,7 @@ ARGUMENT_SPEC = {
     'unread_extra_vars': {'type': 'raw', 'default': 'ignore'},
     'unread': {'type': 'list', 'elements': 'str'},
     'undoes': {'type': 'str'},
+    'kube_credentials': {'type': 'str', 'default': 'auto'},
 }
 
 # Each stage: the module (or role) whose options it takes, its argument spec and the spec's rules.
@@ -284,7 +297,8 @@ STAGES = {
     'node_pool': ('gke_gpudirect_node_pool', gke_node_pool.ARGUMENT_SPEC, {}),
 }
 # The playbooks' own names of the connection's options, which messages name.
-PLAYBOOK_VARIABLES = {'connection': {'project': 'gpudirect_project', 'unread_extra_vars': 'gpudirect_strict_vars'}}
+PLAYBOOK_VARIABLES = {'connection': {'project': 'gpudirect_project', 'unread_extra_vars': 'gpudirect_strict_vars',
+                                     'kube_credentials': 'gpudirect_kube_credentials'}}
 # The roles whose tasks call a stage's module: {role: {entry point: the stages it runs}}, each stage checked from the
 # role's variables (role_stages). gke_cluster's entry point networks starts the per-NIC networks, cluster makes the
 # cluster and main does both; its network stage runs only with a network prefix (its task's `when`).
@@ -737,11 +751,28 @@ def check_connection(module, params, problems):
     if project and links.project_id_problem(project):
         problems.add('connection', links.project_id_problem(project))
     unread_extra_vars = unread_extra_vars_choice(params['unread_extra_vars'], problems)
+    if any(entry['role'] in KUBERNETES_ROLES for entry in params['roles']):
+        check_kube_credentials(params, problems)
     for text in params['unread'] or []:
         if unread_extra_vars == 'refuse':
             problems.add('connection', text)
         else:
             module.warn(text)
+
+
+def check_kube_credentials(params, problems):
+    """The Kubernetes stage's way to the cluster: one of gke_common.KUBE_CREDENTIALS, and a token to hand it when it is
+    google_auth."""
+    try:
+        method = gke_common.kube_credentials(params['kube_credentials'], 'kubeconfig', shutil.which)
+    except InputError as exc:
+        problems.add('connection', str(exc).replace('credentials:', 'kube_credentials:', 1))
+        return
+    if method == gke_common.GOOGLE_AUTH and resolve_settings(params)['auth_kind'] == 'none':
+        problems.add('connection', 'kube_credentials: %s hands kubernetes.core a token from google-auth, and auth_kind none (GCP_AUTH_KIND) '
+                                   'gives none; set auth_kind (GCP_AUTH_KIND) to application, serviceaccount, accesstoken or '
+                                   'machineaccount, or use gke_gcloud_auth_plugin with %s on PATH'
+                     % (params['kube_credentials'], gke_common.AUTH_PLUGIN))
 
 
 def unread_extra_vars_choice(value, problems):

@@ -164,7 +164,8 @@ def api_client(auth, action):
 
 
 # The options of every Kubernetes action (doc fragment aiinfra.gpudirect.kube_action).
-CONNECTION_OPTIONS = {'kubeconfig': {'type': 'raw', 'no_log': True}, 'context': {'type': 'str'}}
+CONNECTION_OPTIONS = {'kubeconfig': {'type': 'raw', 'no_log': True}, 'context': {'type': 'str'}, 'host': {'type': 'str'},
+                      'api_key': {'type': 'str', 'no_log': True}, 'ca_cert': {'type': 'path'}}
 
 
 class KubeAction(ActionBase):
@@ -176,7 +177,7 @@ class KubeAction(ActionBase):
 
     def client(self, args):
         """kubernetes.core's client for this task: the connection options the play's module_defaults give
-        kubernetes.core.k8s, below the task's own ``kubeconfig`` and ``context``."""
+        kubernetes.core.k8s, below the task's own (``kubeconfig``, ``context``, ``host``, ``api_key``, ``ca_cert``)."""
         auth = kubernetes_core_defaults(self._task.module_defaults, self._templar.template)
         auth.update({key: args[key] for key in CONNECTION_OPTIONS if args.get(key)})
         return api_client(auth, self._task.action.rsplit('.', 1)[-1])

@@ -2,10 +2,14 @@
 scripts/test runs this file with each ansible-core minor meta/runtime.yml claims (its own virtualenv), the pytest stage
 with the main one. Each of these once failed on a claimed minor only: 2.17 and 2.18 rendered ``default(none, true)`` as
 ``''`` ("gce_network_mtu: '' is not a whole number" at the first task of every Compute Engine playbook), and 2.21
-crashed before the first task on an internal the in-worker module run imported.
+crashed before the first task on an internal the in-worker module run imported, then (the modules run as their own
+process there, from ansible-core's zip of the module and its Python module_utils) could not read the vendor manifests
+the plan step renders, which were YAML files beside module_utils.
 
 - a Compute Engine playbook (A3 High, the network and the VMs) and its rerun, which changes nothing;
-- a GKE playbook's cloud half (A3 Mega: networks, cluster, node pool) against the Container API sandbox;
+- a GKE playbook (A3 Mega) in check mode as a first run, every stage: its plan step renders the Kubernetes objects of
+  GPUDirect-TCPXO (the vendor's DaemonSets among them) and sends nothing that mutates;
+- that GKE playbook's cloud half (networks, cluster, node pool) against the Container API sandbox;
 - the NCCL test role in parse mode on a saved log (seed 003's TCPXO all_gather), with its report directory.
 """
 
@@ -34,6 +38,12 @@ def test_compute_engine_gke_and_nccl_parse_playbooks_run_on_this_ansible_core(tm
         assert first.returncode == 0 and _recap(first)['changed'] > 0, (core, first.stdout[-3000:] + first.stderr[-2000:])
         again = ansible_playbook(sandbox, 'a3high.yml', SSH, project='smoke-gce', args=('--tags', 'network,instances'))
         assert again.returncode == 0 and _recap(again)['changed'] == 0, (core, again.stdout[-3000:])
+        planned = ansible_playbook(sandbox, 'gke_a3mega.yml', {'gpudirect_read_nodes': False}, project='smoke-gke', args=('--check',))
+        assert planned.returncode == 0 and _recap(planned)['failed'] == 0, (core, planned.stdout[-3000:] + planned.stderr[-2000:])
+        assert re.search(r"TASK \[Check every stage's input before anything is created\][^\n]*\nok: \[localhost\]", planned.stdout), \
+            (core, planned.stdout[-3000:])
+        assert [entry for entry in sandbox.request_log() if entry['method'] in ('POST', 'PUT', 'PATCH', 'DELETE')
+                and '/projects/smoke-gke/' in entry['path']] == [], core
         gke = ansible_playbook(sandbox, 'gke_a3mega.yml', {'gpudirect_read_nodes': False}, project='smoke-gke',
                                args=('--tags', 'network,cluster,nodepool'))
         assert gke.returncode == 0 and _recap(gke)['changed'] >= 3, (core, gke.stdout[-3000:] + gke.stderr[-2000:])

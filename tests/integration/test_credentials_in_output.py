@@ -1,6 +1,7 @@
 """No credential reaches the output: the roles that take a kubeconfig (gke_gpudirect, gke_rdma, openshift_rdma) given
-one inline, as a dict with a bearer token, run at -vvv (every task's arguments and results printed) against a real
-API server, and the token appears nowhere in what ansible-playbook prints.
+one inline, as a dict with a bearer token (and the GKE roles given kubernetes.core's host, api_key and ca_cert as
+<role>_kube_connection, as the GKE playbooks give them from the gke_kube_connection lookup), run at -vvv (every task's
+arguments and results printed) against a real API server, and the token appears nowhere in what ansible-playbook prints.
 
 The cluster is a plain one (no GPU nodes, no GKE or OpenShift CRDs): each role runs its argument validation, its
 facts and its first reads with the credentials, then stops where the cluster lacks what it needs; every play is
@@ -14,6 +15,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from sandbox.kube.controlplane import ACCESS_TOKEN
 from playbook_runner import ansible_playbook_command, collections_path
 
@@ -24,13 +27,17 @@ ROLES = {
 }
 
 
-def test_an_inline_kubeconfig_token_is_never_printed_at_vvv(kube_cluster, tmp_path):
+@pytest.mark.parametrize('given', ['kubeconfig', 'kube_connection'])
+def test_an_inline_kubeconfig_token_is_never_printed_at_vvv(kube_cluster, tmp_path, given):
     token = ACCESS_TOKEN   # the sandbox user's bearer token, which the API server accepts (and audits)
     inline = kube_cluster.kubeconfig(context='inline', token=token)
+    connection = {'host': kube_cluster.url, 'api_key': token, 'ca_cert': kube_cluster.ca_file}
     plays = [{'name': role, 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
               'vars': {'ansible_python_interpreter': sys.executable},
               'tasks': [{'block': [{'name': 'The role', 'ansible.builtin.include_role': {'name': 'aiinfra.gpudirect.' + role},
-                                    'vars': dict(variables, **{role + '_kubeconfig': inline})}],
+                                    'vars': dict(variables, **({role + '_kube_connection': connection}
+                                                               if given == 'kube_connection' and role.startswith('gke_')
+                                                               else {role + '_kubeconfig': inline}))}],
                          'rescue': [{'name': 'Stopped', 'ansible.builtin.debug': {'msg': '%s stopped' % role}}]}]}
              for role, variables in ROLES.items()]
     playbook = tmp_path / 'play.yml'

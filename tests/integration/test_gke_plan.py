@@ -50,6 +50,12 @@ CASES = [
      ['is an Autopilot cluster, which has no user node pools']),
     ('cluster-mode-unknown', 'gke_a4.yml', {'gpudirect_cluster_mode': 'serverless', 'gpudirect_rdma_networking': 'compute_class'},
      ['gpudirect_cluster_mode: serverless is not one of standard, autopilot']),
+    # How the Kubernetes stage reaches the cluster: a way the collection lacks, or a token google-auth cannot give (the
+    # sandbox's GCP_AUTH_KIND none), would fail only after the cluster and the pool were made.
+    ('kube-credentials-unknown', 'gke_a4.yml', {'gpudirect_kube_credentials': 'kubectl'},
+     ["gpudirect_kube_credentials: 'kubectl' is not one of auto, google_auth, gke_gcloud_auth_plugin"]),
+    ('kube-credentials-no-token', 'gke_a3high.yml', {'gpudirect_kube_credentials': 'google_auth'},
+     ['gpudirect_kube_credentials: google_auth hands kubernetes.core a token from google-auth, and auth_kind none']),
     # A kubeconfig path that is a directory was found only after 25 writes.
     ('kubeconfig-directory', 'gke_a3high.yml', {'gpudirect_kubeconfig_path': '/tmp'},
      ['gpudirect_kubeconfig_path: /tmp is a directory; give a file path']),
@@ -214,15 +220,18 @@ def test_the_plan_step_names_the_roles_the_gke_tasks_run_with_the_same_variables
     runs would check something else), and names the playbook variable of each cloud role's variable."""
     plays = yaml.safe_load((collection_root() / 'playbooks' / 'gke_cluster.yml').read_text(encoding='utf-8'))
     tasks = plays[0]['tasks']
-    assert set(tasks[0]['aiinfra.gpudirect.gpudirect_plan']) == {'unread_extra_vars', 'roles'}
+    # and the connection's options: the extra vars nothing reads, how the Kubernetes stage reaches the cluster
+    assert set(tasks[0]['aiinfra.gpudirect.gpudirect_plan']) == {'unread_extra_vars', 'kube_credentials', 'roles'}
     entries = {entry['role']: entry for entry in tasks[0]['vars'].values() if isinstance(entry, dict) and 'role' in entry}
     ran = {}
     for play in plays:
         for task in play['tasks']:
             for key in ('ansible.builtin.import_role', 'ansible.builtin.include_role'):
                 if key in task:
-                    # gke_node_pool_wait is how the task runs (the pool's creation is started, then awaited), not what it makes
-                    given = {name: value for name, value in (task.get('vars') or {}).items() if name != 'gke_node_pool_wait'}
+                    # gke_node_pool_wait is how the task runs (the pool's creation is started, then awaited), not what it makes;
+                    # the Kubernetes roles' connection is the cluster's (the lookup reads its endpoint), checked as kube_credentials
+                    given = {name: value for name, value in (task.get('vars') or {}).items()
+                             if name not in ('gke_node_pool_wait', 'gke_gpudirect_kube_connection', 'gke_rdma_kube_connection')}
                     ran.setdefault(task[key]['name'].split('.')[-1], []).append(given)
     assert set(ran) == set(entries)
     for role, calls in ran.items():

@@ -36,6 +36,7 @@ import yaml
 from ansible_collections.aiinfra.gpudirect.plugins.modules import gce_gpudirect_network, gke_gpudirect_cluster, gke_gpudirect_node_pool
 from module_runner import run_module
 from playbook_runner import ansible_playbook_command, collections_path
+from sandbox.kube import vendored
 
 PROJECT = 'sandbox-project'
 ZONE = 'us-central1-b'
@@ -252,7 +253,7 @@ def vendor_and_ours_through_kubectl(ultra):
             at = end
         return {(o['kind'], o['metadata']['name']): o for o in objects}
 
-    vendor = dry_run(['-f', os.path.join(render.MANIFEST_DIR, render.MULTI_NETWORK_TEST_MANIFEST)])
+    vendor = dry_run(['-f', vendored.path(render.MULTI_NETWORK_TEST_MANIFEST)])
     ours = dry_run(['-f', '-'], json.dumps({'apiVersion': 'v1', 'kind': 'List', 'items': render.nccl_test_objects('RDMA', multi_network=True)}))
     assert sorted(vendor) == sorted(ours) == [('Pod', 'nccl-test-host-1'), ('Pod', 'nccl-test-host-2'),
                                               ('Service', 'nccl-host-1'), ('Service', 'nccl-host-2')]

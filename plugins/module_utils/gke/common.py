@@ -111,6 +111,43 @@ def kubeconfig(cluster_name, endpoint, ca_certificate):
     }
 
 
+# How kubernetes.core authenticates to a GKE cluster (the GKE playbooks' gpudirect_kube_credentials, the
+# gke_kube_connection lookup's credentials): a token of the collection's own from google-auth, or the kubeconfig whose
+# user runs gke-gcloud-auth-plugin; auto picks the plugin only where it is on PATH.
+AUTO, GOOGLE_AUTH, GKE_GCLOUD_AUTH_PLUGIN = 'auto', 'google_auth', 'gke_gcloud_auth_plugin'
+KUBE_CREDENTIALS = (AUTO, GOOGLE_AUTH, GKE_GCLOUD_AUTH_PLUGIN)
+AUTH_PLUGIN = 'gke-gcloud-auth-plugin'
+
+
+def check_kube_credentials(value, field='kube_credentials'):
+    """An InputError naming ``field`` unless ``value`` is one of KUBE_CREDENTIALS."""
+    if value not in KUBE_CREDENTIALS:
+        raise InputError('%s: %r is not one of %s; give auto (google_auth unless %s is on PATH), google_auth (a token of the '
+                         "collection's own from google-auth: no gcloud needed) or gke_gcloud_auth_plugin"
+                         % (field, value, ', '.join(KUBE_CREDENTIALS), AUTH_PLUGIN))
+
+
+def kube_credentials(choice, kubeconfig_path, which):
+    """GOOGLE_AUTH or GKE_GCLOUD_AUTH_PLUGIN for ``choice``: auto is the plugin where ``which`` finds it on PATH and a
+    kubeconfig file is given, else google_auth."""
+    check_kube_credentials(choice, 'credentials')
+    if choice == GKE_GCLOUD_AUTH_PLUGIN and not kubeconfig_path:
+        raise InputError('credentials: gke_gcloud_auth_plugin needs kubeconfig_path, the kubeconfig file gke_gpudirect_cluster writes')
+    if choice == AUTO:
+        return GKE_GCLOUD_AUTH_PLUGIN if kubeconfig_path and which(AUTH_PLUGIN) else GOOGLE_AUTH
+    return choice
+
+
+def kubeconfig_cluster(config):
+    """(server URL, base64 CA) of the one cluster of a kubeconfig that kubeconfig() made."""
+    try:
+        cluster = config['clusters'][0]['cluster']
+        return cluster['server'], cluster['certificate-authority-data']
+    except (KeyError, IndexError, TypeError):
+        raise InputError('the kubeconfig has no cluster with server and certificate-authority-data; give the kubeconfig '
+                         'gke_gpudirect_cluster returns') from None
+
+
 KUBECONFIG_LISTS = ('clusters', 'contexts', 'users')
 
 

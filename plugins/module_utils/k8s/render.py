@@ -4,16 +4,16 @@
 list of dicts), exposed as filters (plugins/filter/gke.py) and applied one by one by the roles
 gke_gpudirect (TCPX / TCPXO, Google's GKE GPUDirect-TCPX/TCPXO guide) and gke_rdma (RDMA, Google's GKE GPUDirect RDMA guide).
 
-The vendor's DaemonSets and test workloads are loaded as data from manifests/ (verbatim copies, see
-manifests/SOURCES.md); only what the catalog decides is overridden here: image tags and the GPU
-nodes they run on. Bad input raises InputError naming the input and the fix, before anything is
+The vendor's DaemonSets and test workloads are the objects of the verbatim copies under manifests/ (see
+manifests/SOURCES.md), read from vendor_manifests.py, which scripts/generate_manifests.py writes from them: a module
+gets only Python files in the zip ansible-core sends it, so no YAML file is read at run time. Only what the catalog
+decides is overridden here: image tags and the GPU nodes they run on. Bad input raises InputError naming the input and the fix, before anything is
 applied.
 """
 
 from __future__ import annotations
 
 import copy
-import os
 import re
 import shlex
 
@@ -27,9 +27,9 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.gke impo
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog.host_stacks import version_pair
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.errors import InputError
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.image_reference import ImageReference
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.k8s.vendor_manifests import MANIFESTS
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.command import DEBUG_ENV
 
-MANIFEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'manifests')
 ACCELERATOR_LABEL = 'cloud.google.com/gke-accelerator'
 NODE_POOL_LABEL = 'cloud.google.com/gke-nodepool'
 
@@ -52,11 +52,8 @@ CLUSTER_SCOPED_KINDS = frozenset(('Network', 'GKENetworkParamSet', 'Namespace', 
 
 
 def load_manifest(relative):
-    """The objects of a vendored manifest (a YAML stream), as new dicts."""
-    # Controller side only (the filters): hosts never import this.
-    import yaml  # pylint: disable=import-outside-toplevel
-    with open(os.path.join(MANIFEST_DIR, relative), encoding='utf-8') as handle:
-        return [doc for doc in yaml.safe_load_all(handle) if doc]
+    """The objects of the vendored manifest manifests/RELATIVE (a YAML stream), as new dicts."""
+    return copy.deepcopy(MANIFESTS[relative])
 
 
 def check_image(image, field):

@@ -216,8 +216,15 @@ MEASURES = {
 }
 
 
+# GPUDirect RDMA's per-rail NCCL runs (GKE) restrict NCCL to one HCA.
+RDMA_NCCL_MEASURE = dict(MEASURES['nccl'], nic='NCCL restricted to one HCA (NCCL_IB_HCA)', nic_name='HCA')
+
+
 def _measure(report):
-    return MEASURES[report.get('measure') or 'nccl'], report.get('unit') or 'GB/s'
+    measure = report.get('measure') or 'nccl'
+    if measure == 'nccl' and report.get('technology') == 'RDMA':
+        return RDMA_NCCL_MEASURE, report.get('unit') or 'GB/s'
+    return MEASURES[measure], report.get('unit') or 'GB/s'
 
 
 def _evidence_text(evidence):
@@ -242,7 +249,7 @@ def diagnosis_markdown(report):
         lines += ['**%s**' % SYNTHETIC_PREFIX.rstrip(': '), '']
     lines += ['Family: `%s` (GPUDirect-%s); %d hosts, %d rounds; pairs judged by %s (%s)' % (
         report.get('machine_type') or 'not given', report.get('technology') or '?', len(report['hosts']), report['rounds'],
-        'the NCCL verdict' if measure is MEASURES['nccl'] else measure['pair'], report.get('pair_criterion') or 'PASS'), '',
+        'the NCCL verdict' if measure['title'] == 'NCCL' else measure['pair'], report.get('pair_criterion') or 'PASS'), '',
         '| host | status | reasons | GPUs | network | plugin | NCCL | pairs (round: partner verdict %s) |' % unit,
         '|---|---|---|---:|---|---|---|---|']
     for name, row in report['hosts'].items():

@@ -301,12 +301,29 @@ def render_diagnosis(report):
     }
 
 
+def short_names(hosts):
+    """({host: label}, prefix): each host's name without the ``-``-separated words every name starts with (GKE's
+    ``gke-CLUSTER-POOL-HASH-`` leaves ``sncp``), so that 8 to 64 labels stay legible; the names themselves when that
+    would leave a label empty or two alike."""
+    words = [h.split('-') for h in hosts]
+    common = 0
+    while words and all(len(w) > common + 1 and w[common] == words[0][common] for w in words):
+        common += 1
+    labels = {h: '-'.join(w[common:]) for h, w in zip(hosts, words)}
+    if len(hosts) < 2 or not common or len(set(labels.values())) != len(hosts):
+        return {h: h for h in hosts}, ''
+    return labels, '-'.join(words[0][:common]) + '-'
+
+
 def plot_pairs(report, path):
-    """The pair bus bandwidth matrix as a heat map (hosts on both axes)."""
-    values = {(p['hosts'][0], p['hosts'][1]): p['busbw_gbps'] for p in report['pairs'] if p['busbw_gbps'] is not None}
+    """The pair bus bandwidth matrix as a heat map (hosts on both axes, by their short names: the summary's host table has
+    the full ones)."""
+    labels, prefix = short_names(list(report['hosts']))
+    values = {(labels[p['hosts'][0]], labels[p['hosts'][1]]): p['busbw_gbps'] for p in report['pairs'] if p['busbw_gbps'] is not None}
     values.update({(b, a): v for (a, b), v in list(values.items())})
     measure, unit = _measure(report)
-    title = '%s pairs -- %s%s\nbad (red): %s' % (measure['title'], report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
-                                                 ', '.join(report['bad_hosts']) or 'none')
-    return report_dir.plot_matrix(path, list(report['hosts']), values, '%s (%s)' % (measure['pair'], unit), title,
-                                  marked=set(report['bad_hosts']))
+    title = '%s pairs -- %s%s\nbad (red): %s%s' % (
+        measure['title'], report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
+        ', '.join(labels[h] for h in report['bad_hosts']) or 'none', '\nhosts: %s...' % prefix if prefix else '')
+    return report_dir.plot_matrix(path, [labels[h] for h in report['hosts']], values, '%s (%s)' % (measure['pair'], unit), title,
+                                  marked={labels[h] for h in report['bad_hosts']})

@@ -112,18 +112,20 @@ def judge_nics(results, threshold):
 
 
 def host_facts(results):
-    """Every host's evidence merged over the runs it was in (the first value seen wins; GPUs: the fewest seen)."""
+    """Every host's evidence merged over the runs it was in (the first value seen wins; GPUs: the fewest seen).
+    ``daemons``: on Kubernetes, whether the node's installer / RxDM DaemonSet Pods are ready (``ready: NAME, ...`` or
+    ``not ready: NAME``), as the platform's tasks read it."""
     facts = {}
     for run in results:
         for host, seen in (run.get('host_evidence') or {}).items():
             mine = facts.setdefault(host, {'gpus': None, 'network': None, 'network_line': None, 'plugin': None,
-                                           'nccl_version': None, 'gpu_problems': None})
+                                           'nccl_version': None, 'gpu_problems': None, 'daemons': None})
             if seen.get('gpus'):
                 mine['gpus'] = seen['gpus'] if mine['gpus'] is None else min(mine['gpus'], seen['gpus'])
             if seen.get('gpu_problems') is not None:
                 mine['gpu_problems'] = (mine['gpu_problems'] or []) + [p for p in seen['gpu_problems']
                                                                        if p not in (mine['gpu_problems'] or [])]
-            for key in ('network', 'network_line', 'plugin', 'nccl_version'):
+            for key in ('network', 'network_line', 'plugin', 'nccl_version', 'daemons'):
                 if mine[key] is None and seen.get(key):
                     mine[key] = seen[key]
     return facts

@@ -235,6 +235,8 @@ def _evidence_text(evidence):
     parts.append('plugin %s' % (evidence.get('plugin') or 'not logged'))
     if evidence.get('nccl_version'):
         parts.append('NCCL %s' % evidence['nccl_version'])
+    if evidence.get('daemons'):
+        parts.append('DaemonSet Pods %s' % evidence['daemons'])
     if evidence.get('gpu_problems') is not None:
         parts.append('nvidia-smi: %s' % ('; '.join(evidence['gpu_problems']) or 'no GPU problem'))
     return ', '.join(parts)
@@ -244,20 +246,24 @@ def diagnosis_markdown(report):
     """One table of hosts (healthy / suspect / bad, with the evidence), the pairs by round, the NIC runs."""
     bad = report['bad_hosts']
     measure, unit = _measure(report)
+    # Kubernetes: the installer / RxDM DaemonSet Pods per node (a column only where some node has them).
+    daemons = any((row.get('evidence') or {}).get('daemons') for row in report['hosts'].values())
     lines = ['# %s fabric diagnosis: **%s**' % (measure['title'], 'bad: ' + ', '.join(bad) if bad else 'no bad host'), '']
     if report.get('synthetic'):
         lines += ['**%s**' % SYNTHETIC_PREFIX.rstrip(': '), '']
     lines += ['Family: `%s` (GPUDirect-%s); %d hosts, %d rounds; pairs judged by %s (%s)' % (
         report.get('machine_type') or 'not given', report.get('technology') or '?', len(report['hosts']), report['rounds'],
         'the NCCL verdict' if measure['title'] == 'NCCL' else measure['pair'], report.get('pair_criterion') or 'PASS'), '',
-        '| host | status | reasons | GPUs | network | plugin | NCCL | pairs (round: partner verdict %s) |' % unit,
-        '|---|---|---|---:|---|---|---|---|']
+        '| host | status | reasons | GPUs | network | plugin | NCCL |%s pairs (round: partner verdict %s) |' % (
+            ' installer / RxDM Pods |' if daemons else '', unit),
+        '|---|---|---|---:|---|---|---|%s---|' % ('---|' if daemons else '')]
     for name, row in report['hosts'].items():
         evidence = row['evidence']
         pairs = '; '.join('%s: %s %s %s' % (p['round'], p['partner'], p['verdict'], _gb(p['busbw_gbps'])) for p in row['pairs'])
-        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+        lines.append('| %s | %s | %s | %s | %s | %s | %s |%s %s |' % (
             name, row['status'], '; '.join(row['reasons']) or '-', '-' if evidence.get('gpus') is None else evidence['gpus'],
-            evidence.get('network') or '-', evidence.get('plugin') or '-', evidence.get('nccl_version') or '-', pairs or '-'))
+            evidence.get('network') or '-', evidence.get('plugin') or '-', evidence.get('nccl_version') or '-',
+            ' %s |' % (evidence.get('daemons') or '-') if daemons else '', pairs or '-'))
     if report['nics']:
         lines += ['', '## %ss (%s; must reach %s %s, its share of the line rate x %s)' % (
             measure['nic_name'], measure['nic'], _gb(report['nic_threshold_gbps']), unit, report.get('fraction')), '',

@@ -355,7 +355,8 @@ def main():
     expected_networks = families.NCCL_NETWORKS.get(technology, ()) if technology and params['measure'] != IB_WRITE_BW else ()
     table = diagnose.classify(params['hosts'], results, expected_gpus=params['expected_gpus'] or (family.gpu_count if family else None),
                               expected_networks=expected_networks, nic_findings=findings,
-                              unit='Gb/s' if params['measure'] == IB_WRITE_BW else 'GB/s')
+                              unit='Gb/s' if params['measure'] == IB_WRITE_BW else 'GB/s',
+                              nic_name='HCA' if technology == families.RDMA and params['measure'] != IB_WRITE_BW else 'NIC')
     report = build_report(params, family, technology, results, table, findings, limit)
     result = dict(changed=False, plan=diagnose.plan(params['hosts'], params['max_rounds']), next_runs=runs, done=not runs,
                   rounds=report['rounds'], hosts=table, bad_hosts=report['bad_hosts'], suspect_hosts=report['suspect_hosts'],

@@ -132,6 +132,7 @@ def test_one_slow_hca_is_named_with_its_node(ultra, tmp_path):
     assert report['nic_threshold_gbps'] == 30.0
     assert [f['busbw_gbps'] for f in report['nics'] if f['nic'] == 'mlx5_3'] == [4.2], report['nics']
     assert 'Bad NICs: mlx5_3 on %s' % node in run.stdout, run.stdout[-3000:]
+    assert any(r.startswith('HCA mlx5_3: 4.20 GB/s < 30.0 GB/s') for r in report['hosts'][node]['reasons']), report['hosts'][node]
     assert '## HCAs (NCCL restricted to one HCA (NCCL_IB_HCA)' in summary and '| mlx5_3 |' in summary, summary
     sys.stderr.write('RDMA diagnosis, slow HCA mlx5_3 on %s: %s s\n%s\n' % (node, run.wall, summary))
 

@@ -159,7 +159,7 @@ def evidence_problems(facts, expected_gpus=None, expected_networks=()):
     return {h: p for h, p in problems.items() if p}
 
 
-def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findings=(), unit='GB/s'):
+def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findings=(), unit='GB/s', nic_name='NIC'):
     """{host: {'status', 'reasons', 'evidence', 'pairs', 'by_pairs'}} from the pairs' results and the output's evidence."""
     good = known_good(results)
     facts = host_facts(results)
@@ -185,8 +185,8 @@ def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findi
             status = BAD
             reasons.extend(problems[host])
         weak = [f for f in nic_findings if f['host'] == host and f['named']]
-        reasons.extend('NIC %s: %s %s < %s %s (its share of the line rate)' % (
-            f['nic'], 'n/a' if f['busbw_gbps'] is None else '%.2f' % f['busbw_gbps'], unit, f['threshold_gbps'], unit) for f in weak)
+        reasons.extend('%s %s: %s %s < %s %s (its share of the line rate)' % (
+            nic_name, f['nic'], 'n/a' if f['busbw_gbps'] is None else '%.2f' % f['busbw_gbps'], unit, f['threshold_gbps'], unit) for f in weak)
         table[host] = {'status': status, 'reasons': reasons, 'by_pairs': by_pairs, 'evidence': facts.get(host, {}),
                        'pairs': [{'partner': p, 'round': r['round'], 'verdict': r['verdict'], 'busbw_gbps': r.get('busbw_gbps')}
                                  for r, p in zip(mine, partners)],

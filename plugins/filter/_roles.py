@@ -72,13 +72,14 @@ def gke_rdma_network_objects(network_prefix=None, networks=None, machine_type='a
 def gke_nccl_test(technology, namespace=None, compute_class=None, multi_network=False, nodes=None, runs=None):
     """The guide's NCCL test: ``objects`` to apply, ``exec`` (pod, container, command), ``machine_type``, ``gpus_per_node``.
 
-    ``nodes`` (TCPX/TCPXO, the diagnosis): ``objects`` holds one test Pod per node, ``hosts`` maps each node to its Pod and
+    ``nodes`` (the diagnosis): ``objects`` holds one test Pod per node, ``hosts`` maps each node to its Pod and
     Service, and ``runs`` (nccl_diagnose's ``next_runs``) become ``execs``, one ``{pod, container, command}`` per run."""
     machine_type = render.nccl_machine_type(technology)
     found = {'exec': render.nccl_test_exec(technology), 'machine_type': machine_type, 'gpus_per_node': families.get_family(machine_type).gpu_count}
     if not nodes:
         return dict(found, objects=render.nccl_test_objects(technology, namespace, compute_class=compute_class or None, multi_network=multi_network))
-    diagnosis = render.nccl_diagnosis_objects(technology, list(nodes), namespace)
+    diagnosis = render.nccl_diagnosis_objects(technology, list(nodes), namespace, compute_class=compute_class or None,
+                                              multi_network=multi_network)
     hosts = diagnosis['hosts']
     execs = [dict(render.nccl_diagnosis_exec(technology, [hosts[h]['service'] for h in run['hosts']], run.get('nic')),
                   pod=hosts[run['hosts'][0]]['pod']) for run in runs or []]

@@ -157,10 +157,12 @@ def plot_matrix(path, labels, values, colorbar, title, marked=()):
     try:
         image = axes.imshow(grid, cmap='RdYlGn', vmin=0)
         figure.colorbar(image, ax=axes, label=colorbar)
+        # Tick labels shrink with the count, so that 64 hosts stay legible in the figure's 16 inches.
+        size = 'medium' if len(labels) <= 16 else 'small' if len(labels) <= 32 else 'x-small'
         axes.set_xticks(range(len(labels)))
-        axes.set_xticklabels(labels, rotation=90)
+        axes.set_xticklabels(labels, rotation=90, fontsize=size)
         axes.set_yticks(range(len(labels)))
-        axes.set_yticklabels(labels)
+        axes.set_yticklabels(labels, fontsize=size)
         for tick in list(axes.get_xticklabels()) + list(axes.get_yticklabels()):
             if tick.get_text() in marked:
                 tick.set_color('red')

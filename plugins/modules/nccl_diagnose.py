@@ -24,6 +24,9 @@ description:
     healthy host, NCCL restricted to that NIC (the guide's run command with one NIC in its NIC list, which its scripts hand
     to NCCL_FASTRAK_IFNAME or NCCL_GPUDIRECTTCPX_SOCKET_IFNAME); a NIC below its share of the line rate (line rate / data
     NICs x 0.6, the verdict's reference fraction) is named."
+  - "Per HCA (GPUDirect RDMA with O(measure=nccl), the GKE diagnosis of role P(aiinfra.gpudirect.gke_rdma#role)): each host
+    named bad by its pairs runs once per HCA of O(hcas) with a healthy host, NCCL restricted to that HCA (C(NCCL_IB_HCA));
+    an HCA below its share of the line rate (the same rule) is named."
   - With O(dest), once the diagnosis is done, writes C(report.json), C(junit.xml), C(summary.md) (one table of hosts with
     their evidence) and C(pairs.png) (the pair bandwidth matrix) there.
   - A pair is judged by the calibrated NCCL verdict (PASS passes). Verdicts computed on stand-in output say so.
@@ -63,7 +66,7 @@ options:
     type: int
     default: 3
   nics:
-    description: Test each data NIC of a bad host alone (GPUDirect-TCPX and TCPXO only).
+    description: Test each data NIC of a bad host alone (GPUDirect-TCPX and TCPXO; GPUDirect RDMA each HCA of O(hcas)).
     type: bool
     default: true
   expected_gpus:
@@ -88,7 +91,10 @@ options:
     choices: [nccl, ib_write_bw]
     default: nccl
   hcas:
-    description: With O(measure=ib_write_bw), the RDMA devices (for example V(mlx5_0)) each bad host tests alone against a healthy one.
+    description:
+      - The RDMA devices (for example V(mlx5_0)) each bad host tests alone against a healthy one, with O(measure=ib_write_bw)
+        (C(ib_write_bw) on that HCA), or with O(measure=nccl) on GPUDirect RDMA (NCCL restricted to that HCA by C(NCCL_IB_HCA)).
+      - Empty with O(measure=nccl) on GPUDirect RDMA, no per-HCA run.
     type: list
     elements: str
     default: []
@@ -195,7 +201,8 @@ from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import repo
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl.verdict import FAIL, PASS, REFERENCE_FRACTION
 
 PER_NIC_TECHNOLOGIES = (families.TCPX, families.TCPXO)
-# The GPUDirect plugins whose NIC list NCCL takes per run; RDMA's per-HCA test is measure ib_write_bw (OpenShift).
+# The GPUDirect plugins whose NIC list NCCL takes per run; RDMA's per-HCA run is NCCL with NCCL_IB_HCA (GKE, given hcas),
+# or measure ib_write_bw (OpenShift).
 IB_WRITE_BW = 'ib_write_bw'
 
 
@@ -281,7 +288,7 @@ def pair_result(entry):
 def upcoming(params, family, technology, results):
     """The next round's runs, with the NIC-restricted command of a per-NIC run."""
     runs = diagnose.next_runs(params['hosts'], results, params['max_rounds'])
-    by_hca = params['measure'] == IB_WRITE_BW
+    by_hca = params['measure'] == IB_WRITE_BW or technology == families.RDMA
     if runs or not params['nics'] or not (by_hca or technology in PER_NIC_TECHNOLOGIES):
         return [dict(r, test_command=None) for r in runs]
     done = {r['round'] for r in results if r['nic']}
@@ -348,7 +355,8 @@ def main():
     expected_networks = families.NCCL_NETWORKS.get(technology, ()) if technology and params['measure'] != IB_WRITE_BW else ()
     table = diagnose.classify(params['hosts'], results, expected_gpus=params['expected_gpus'] or (family.gpu_count if family else None),
                               expected_networks=expected_networks, nic_findings=findings,
-                              unit='Gb/s' if params['measure'] == IB_WRITE_BW else 'GB/s')
+                              unit='Gb/s' if params['measure'] == IB_WRITE_BW else 'GB/s',
+                              nic_name='HCA' if technology == families.RDMA and params['measure'] != IB_WRITE_BW else 'NIC')
     report = build_report(params, family, technology, results, table, findings, limit)
     result = dict(changed=False, plan=diagnose.plan(params['hosts'], params['max_rounds']), next_runs=runs, done=not runs,
                   rounds=report['rounds'], hosts=table, bad_hosts=report['bad_hosts'], suspect_hosts=report['suspect_hosts'],

@@ -148,4 +148,11 @@ def test_a_healthy_pool_passes_with_no_bad_node(pool, tmp_path):
     assert all(p['verdict'] == 'PASS' and p['busbw_gbps'] == 188.9 for p in report['pairs']) and len(report['pairs']) == NODES // 2
     assert 'NCCL diagnosis (STAND-IN OUTPUT, synthetic numbers): bad none; suspect none' in run.stdout
     assert 'STAND-IN OUTPUT' in summary and 'PASS' in summary, summary
-    sys.stderr.write('diagnosis, healthy pool: %s s\n' % run.wall)
+    # Per node, from one list of the DaemonSets' Pods: the installer and the device injector ready on it; from its own
+    # Pod's NCCL lines, the plugin (every rank) and NCCL's version (rank 0: the node that led its pair).
+    for node, row in report['hosts'].items():
+        assert row['evidence']['daemons'] == 'ready: nccl-tcpxo-installer, device-injector', (node, row['evidence'])
+        assert row['evidence']['plugin'] == 'FasTrak 1.0.13', (node, row['evidence'])
+    assert {n for n, r in report['hosts'].items() if r['evidence']['nccl_version']} == {p['hosts'][0] for p in report['pairs']}
+    assert '| installer / RxDM Pods |' in summary and '| ready: nccl-tcpxo-installer, device-injector |' in summary, summary
+    sys.stderr.write('diagnosis, healthy pool: %s s\n%s\n' % (run.wall, summary))

@@ -270,8 +270,13 @@ def vendor_and_ours_through_kubectl(ultra):
             # that block with one, PyYAML (the role's) does not; the shell runs the same lines.
             if test['args'] != vendor_test['args']:
                 assert key == ('Pod', 'nccl-test-host-2') and [a + '\n' for a in test['args']] == vendor_test['args']
+            # The collection's own run adds NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,NET (NCCL names its network and versions).
+            assert test['env'] == (vendor_test.get('env') or []) + [{'name': 'NCCL_DEBUG', 'value': 'INFO'},
+                                                                    {'name': 'NCCL_DEBUG_SUBSYS', 'value': 'INIT,NET'}], test['env']
             mine['spec']['containers'][0] = dict(test, image=vendor_test['image'], resources=vendor_test['resources'],
-                                                 args=vendor_test['args'])
+                                                 args=vendor_test['args'], env=vendor_test.get('env'))
+            if vendor_test.get('env') is None:
+                del mine['spec']['containers'][0]['env']
         # The ServiceAccount admission plugin mounts the API token in a volume with a random name (kube-api-access-XXXXX).
         assert same_token_volume(mine['spec']) == same_token_volume(theirs['spec']), key
 

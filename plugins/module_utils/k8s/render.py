@@ -409,9 +409,10 @@ def nccl_test_objects(technology, namespace=None, compute_class=None, multi_netw
             _container(spec, stack.daemon_container, TEST_MANIFESTS[tech][-1])['image'] = pair.rxdm_image
             test = _container(spec, 'nccl-test', TEST_MANIFESTS[tech][-1])
             test['image'] = pair.plugin_image
-            # The collection's own run: NCCL names the network it used (nccl/command.py DEBUG_ENV), which the verdict requires.
-            names = {item.get('name') for item in test.get('env') or []}
-            test['env'] = list(test.get('env') or []) + [{'name': name, 'value': value} for name, value in DEBUG_ENV.items() if name not in names]
+        # The collection's own run: NCCL names the network it used (nccl/command.py DEBUG_ENV), which the verdict requires
+        # (RDMA too: its network line is gIB's "Using network gIB"), and each host's plugin and NCCL version.
+        names = {item.get('name') for item in test.get('env') or []}
+        test['env'] = list(test.get('env') or []) + [{'name': name, 'value': value} for name, value in DEBUG_ENV.items() if name not in names]
     return objects
 
 
@@ -435,30 +436,40 @@ def nccl_test_exec(technology):
     return {'pod': pod, 'container': container, 'command': ' '.join(shlex.quote(w) for w in words[split + 1:])}
 
 
-# The diagnosis of a GPUDirect-TCPX/TCPXO node pool (issue 26): the guide's two test Pods become one per GPU node, each
-# pinned to its node and reachable by its own headless Service, so that any two nodes run the guide's test as a pair.
+# The diagnosis of a GPUDirect node pool (issue 26): the guide's two test Pods become one per GPU node, each pinned to
+# its node and reachable by its own headless Service, so that any two nodes run the guide's test as a pair.
 DIAGNOSIS_NIC_ENV = 'IFNAME'
+# GPUDirect RDMA (A3 Ultra, A4): a per-rail run restricts NCCL to one HCA with NCCL's own variable NCCL_IB_HCA (NCCL's
+# environment variables documentation: "NCCL_IB_HCA ... specifies which RDMA interfaces to use"), handed to the guide's
+# run_nccl_tests.sh in its environment. The guide's image (nccl-plugin-gib-diagnostic) has no ib_write_bw that any
+# public source names, so GKE's per-rail runs are NCCL runs, not ib_write_bw (as on OpenShift).
+RDMA_HCA_VARIABLE = 'NCCL_IB_HCA'
 
 
 def nic_list_variable(technology):
     """The GPUDirect plugin's NIC list in the guide's NCCL configuration (NCCL_FASTRAK_IFNAME for GPUDirect-TCPXO,
     NCCL_GPUDIRECTTCPX_SOCKET_IFNAME for GPUDirect-TCPX): the catalog's variable, other than NCCL_SOCKET_IFNAME, whose
-    name ends in IFNAME."""
-    stack = gke_stack(_technology(technology, ('TCPXO', 'TCPX')))
+    name ends in IFNAME; NCCL_IB_HCA for GPUDirect RDMA (RDMA_HCA_VARIABLE)."""
+    tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
+    if tech == RDMA:
+        return RDMA_HCA_VARIABLE
+    stack = gke_stack(tech)
     return next(name for name, _value in stack.nccl_env if name.endswith(DIAGNOSIS_NIC_ENV) and name != 'NCCL_SOCKET_IFNAME')
 
 
-def nccl_diagnosis_objects(technology, nodes, namespace=None):
+def nccl_diagnosis_objects(technology, nodes, namespace=None, compute_class=None, multi_network=False):
     """``{'objects', 'hosts'}``: the guide's test workload with one test Pod per node of ``nodes`` (Pod
     ``nccl-test-host-N``, its headless Service ``nccl-host-N``, hostname ``hostN``, as the guide names its two, pinned
-    to the node by ``kubernetes.io/hostname``), and ``hosts`` ``{node: {'pod', 'service'}}``.
+    to the node by ``kubernetes.io/hostname``), and ``hosts`` ``{node: {'pod', 'service', 'hostname'}}`` (``hostname``: the
+    host name NCCL's log lines in that Pod start with).
 
     GPUDirect-TCPX: the ConfigMap's run-nccl.sh hands NCCL the NIC list ``-x NCCL_GPUDIRECTTCPX_SOCKET_IFNAME=eth1,...``;
-    here it takes the variable from its environment when set (a per-NIC run), else the guide's list."""
-    tech = _technology(technology, ('TCPXO', 'TCPX'))
+    here it takes the variable from its environment when set (a per-NIC run), else the guide's list.  GPUDirect RDMA:
+    the GKE GPUDirect RDMA guide's test Pods (``compute_class``, ``multi_network`` as nccl_test_objects)."""
+    tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
     if not nodes or len(set(nodes)) != len(nodes):
         raise InputError('nodes: give the GPU nodes to diagnose, each once (got %r)' % (nodes,))
-    guide = nccl_test_objects(tech, namespace)
+    guide = nccl_test_objects(tech, namespace, compute_class=compute_class, multi_network=multi_network)
     service = next(obj for obj in guide if obj['kind'] == 'Service')
     pod = next(obj for obj in guide if obj['kind'] == 'Pod')
     objects, hosts = [], {}
@@ -481,21 +492,29 @@ def nccl_diagnosis_objects(technology, nodes, namespace=None):
             spec['hostname'], spec['subdomain'] = 'host%d' % number, name
         spec['nodeSelector'] = dict(spec.get('nodeSelector') or {}, **{'kubernetes.io/hostname': str(node)})
         objects += [mine, host]
-        hosts[str(node)] = {'pod': host['metadata']['name'], 'service': name}
+        # The host name NCCL prints before its log lines in that Pod (the kubelet's: the node's with hostNetwork, else
+        # spec.hostname, else the Pod's name), so that the run's evidence is kept per node.
+        hostname = str(node) if spec.get('hostNetwork') else spec.get('hostname') or host['metadata']['name']
+        hosts[str(node)] = {'pod': host['metadata']['name'], 'service': name, 'hostname': hostname}
     return {'objects': objects, 'hosts': hosts}
 
 
 def nccl_diagnosis_exec(technology, services, nic=None):
     """``{'container', 'command'}`` (command: a list) of one diagnosis run between the test Pods of ``services`` (their
     Services' names, the first the Pod it runs in): the guide's script with those hosts; with ``nic``, NCCL restricted
-    to that data NIC through the plugin's NIC list in the script's environment (``env NCCL_FASTRAK_IFNAME=eth3 ...``)."""
-    tech = _technology(technology, ('TCPXO', 'TCPX'))
+    to that data NIC through the plugin's NIC list in the script's environment (``env NCCL_FASTRAK_IFNAME=eth3 ...``);
+    GPUDirect RDMA: ``nic`` is an HCA (``mlx5_3``), handed to NCCL as ``env NCCL_IB_HCA=mlx5_3 ...``."""
+    tech = _technology(technology, ('TCPXO', 'TCPX', RDMA))
     guide = nccl_test_exec(tech)
     words = shlex.split(guide['command'])
     script = [w for w in words if not w.startswith('nccl-host-')]
-    data_nics = gke_family(tech).data_interface_names
-    if nic is not None and nic not in data_nics:
-        raise InputError('nic: %r is not a data NIC of GPUDirect-%s (%s)' % (nic, tech, ', '.join(data_nics)))
+    if tech == RDMA:
+        if nic is not None and not re.match(r'^[A-Za-z0-9_.:-]+$', str(nic)):
+            raise InputError('nic: %r is not an RDMA device name (for example mlx5_0)' % (nic,))
+    else:
+        data_nics = gke_family(tech).data_interface_names
+        if nic is not None and nic not in data_nics:
+            raise InputError('nic: %r is not a data NIC of GPUDirect-%s (%s)' % (nic, tech, ', '.join(data_nics)))
     prefix = ['env', '%s=%s' % (nic_list_variable(tech), nic)] if nic else []
     return {'container': guide['container'], 'command': prefix + script + [str(s) for s in services]}
 

@@ -112,18 +112,20 @@ def judge_nics(results, threshold):
 
 
 def host_facts(results):
-    """Every host's evidence merged over the runs it was in (the first value seen wins; GPUs: the fewest seen)."""
+    """Every host's evidence merged over the runs it was in (the first value seen wins; GPUs: the fewest seen).
+    ``daemons``: on Kubernetes, whether the node's installer / RxDM DaemonSet Pods are ready (``ready: NAME, ...`` or
+    ``not ready: NAME``), as the platform's tasks read it."""
     facts = {}
     for run in results:
         for host, seen in (run.get('host_evidence') or {}).items():
             mine = facts.setdefault(host, {'gpus': None, 'network': None, 'network_line': None, 'plugin': None,
-                                           'nccl_version': None, 'gpu_problems': None})
+                                           'nccl_version': None, 'gpu_problems': None, 'daemons': None})
             if seen.get('gpus'):
                 mine['gpus'] = seen['gpus'] if mine['gpus'] is None else min(mine['gpus'], seen['gpus'])
             if seen.get('gpu_problems') is not None:
                 mine['gpu_problems'] = (mine['gpu_problems'] or []) + [p for p in seen['gpu_problems']
                                                                        if p not in (mine['gpu_problems'] or [])]
-            for key in ('network', 'network_line', 'plugin', 'nccl_version'):
+            for key in ('network', 'network_line', 'plugin', 'nccl_version', 'daemons'):
                 if mine[key] is None and seen.get(key):
                     mine[key] = seen[key]
     return facts
@@ -157,7 +159,7 @@ def evidence_problems(facts, expected_gpus=None, expected_networks=()):
     return {h: p for h, p in problems.items() if p}
 
 
-def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findings=(), unit='GB/s'):
+def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findings=(), unit='GB/s', nic_name='NIC'):
     """{host: {'status', 'reasons', 'evidence', 'pairs', 'by_pairs'}} from the pairs' results and the output's evidence."""
     good = known_good(results)
     facts = host_facts(results)
@@ -183,8 +185,8 @@ def classify(hosts, results, expected_gpus=None, expected_networks=(), nic_findi
             status = BAD
             reasons.extend(problems[host])
         weak = [f for f in nic_findings if f['host'] == host and f['named']]
-        reasons.extend('NIC %s: %s %s < %s %s (its share of the line rate)' % (
-            f['nic'], 'n/a' if f['busbw_gbps'] is None else '%.2f' % f['busbw_gbps'], unit, f['threshold_gbps'], unit) for f in weak)
+        reasons.extend('%s %s: %s %s < %s %s (its share of the line rate)' % (
+            nic_name, f['nic'], 'n/a' if f['busbw_gbps'] is None else '%.2f' % f['busbw_gbps'], unit, f['threshold_gbps'], unit) for f in weak)
         table[host] = {'status': status, 'reasons': reasons, 'by_pairs': by_pairs, 'evidence': facts.get(host, {}),
                        'pairs': [{'partner': p, 'round': r['round'], 'verdict': r['verdict'], 'busbw_gbps': r.get('busbw_gbps')}
                                  for r, p in zip(mine, partners)],

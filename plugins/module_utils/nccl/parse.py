@@ -684,7 +684,9 @@ def parse(output, collective=None):
     return results
 
 
-_PLUGIN_BANNER = re.compile(r'\bNET/(?P<net>[A-Za-z][\w-]*) ver\. (?P<version>\d[\w.+-]*?)\.?$')
+# "NET/FasTrak ver. 1.0.13" (TCPX/TCPXO); "NET/gIB : Initializing gIB v1.0.5" (GPUDirect RDMA's gIB plugin, as Google's
+# "Run NCCL on Compute Engine instances" shows it: https://cloud.google.com/ai-hypercomputer/docs/nccl/test-vms).
+_PLUGIN_BANNER = re.compile(r'\bNET/(?P<net>[A-Za-z][\w-]*) (?:ver\. |: Initializing (?P=net) v)(?P<version>\d[\w.+-]*?)\.?$')
 
 
 def empty_host_evidence():

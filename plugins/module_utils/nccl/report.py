@@ -216,8 +216,15 @@ MEASURES = {
 }
 
 
+# GPUDirect RDMA's per-rail NCCL runs (GKE) restrict NCCL to one HCA.
+RDMA_NCCL_MEASURE = dict(MEASURES['nccl'], nic='NCCL restricted to one HCA (NCCL_IB_HCA)', nic_name='HCA')
+
+
 def _measure(report):
-    return MEASURES[report.get('measure') or 'nccl'], report.get('unit') or 'GB/s'
+    measure = report.get('measure') or 'nccl'
+    if measure == 'nccl' and report.get('technology') == 'RDMA':
+        return RDMA_NCCL_MEASURE, report.get('unit') or 'GB/s'
+    return MEASURES[measure], report.get('unit') or 'GB/s'
 
 
 def _evidence_text(evidence):
@@ -228,6 +235,8 @@ def _evidence_text(evidence):
     parts.append('plugin %s' % (evidence.get('plugin') or 'not logged'))
     if evidence.get('nccl_version'):
         parts.append('NCCL %s' % evidence['nccl_version'])
+    if evidence.get('daemons'):
+        parts.append('DaemonSet Pods %s' % evidence['daemons'])
     if evidence.get('gpu_problems') is not None:
         parts.append('nvidia-smi: %s' % ('; '.join(evidence['gpu_problems']) or 'no GPU problem'))
     return ', '.join(parts)
@@ -237,20 +246,24 @@ def diagnosis_markdown(report):
     """One table of hosts (healthy / suspect / bad, with the evidence), the pairs by round, the NIC runs."""
     bad = report['bad_hosts']
     measure, unit = _measure(report)
+    # Kubernetes: the installer / RxDM DaemonSet Pods per node (a column only where some node has them).
+    daemons = any((row.get('evidence') or {}).get('daemons') for row in report['hosts'].values())
     lines = ['# %s fabric diagnosis: **%s**' % (measure['title'], 'bad: ' + ', '.join(bad) if bad else 'no bad host'), '']
     if report.get('synthetic'):
         lines += ['**%s**' % SYNTHETIC_PREFIX.rstrip(': '), '']
     lines += ['Family: `%s` (GPUDirect-%s); %d hosts, %d rounds; pairs judged by %s (%s)' % (
         report.get('machine_type') or 'not given', report.get('technology') or '?', len(report['hosts']), report['rounds'],
-        'the NCCL verdict' if measure is MEASURES['nccl'] else measure['pair'], report.get('pair_criterion') or 'PASS'), '',
-        '| host | status | reasons | GPUs | network | plugin | NCCL | pairs (round: partner verdict %s) |' % unit,
-        '|---|---|---|---:|---|---|---|---|']
+        'the NCCL verdict' if measure['title'] == 'NCCL' else measure['pair'], report.get('pair_criterion') or 'PASS'), '',
+        '| host | status | reasons | GPUs | network | plugin | NCCL |%s pairs (round: partner verdict %s) |' % (
+            ' installer / RxDM Pods |' if daemons else '', unit),
+        '|---|---|---|---:|---|---|---|%s---|' % ('---|' if daemons else '')]
     for name, row in report['hosts'].items():
         evidence = row['evidence']
         pairs = '; '.join('%s: %s %s %s' % (p['round'], p['partner'], p['verdict'], _gb(p['busbw_gbps'])) for p in row['pairs'])
-        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+        lines.append('| %s | %s | %s | %s | %s | %s | %s |%s %s |' % (
             name, row['status'], '; '.join(row['reasons']) or '-', '-' if evidence.get('gpus') is None else evidence['gpus'],
-            evidence.get('network') or '-', evidence.get('plugin') or '-', evidence.get('nccl_version') or '-', pairs or '-'))
+            evidence.get('network') or '-', evidence.get('plugin') or '-', evidence.get('nccl_version') or '-',
+            ' %s |' % (evidence.get('daemons') or '-') if daemons else '', pairs or '-'))
     if report['nics']:
         lines += ['', '## %ss (%s; must reach %s %s, its share of the line rate x %s)' % (
             measure['nic_name'], measure['nic'], _gb(report['nic_threshold_gbps']), unit, report.get('fraction')), '',
@@ -294,12 +307,29 @@ def render_diagnosis(report):
     }
 
 
+def short_names(hosts):
+    """({host: label}, prefix): each host's name without the ``-``-separated words every name starts with (GKE's
+    ``gke-CLUSTER-POOL-HASH-`` leaves ``sncp``), so that 8 to 64 labels stay legible; the names themselves when that
+    would leave a label empty or two alike."""
+    words = [h.split('-') for h in hosts]
+    common = 0
+    while words and all(len(w) > common + 1 and w[common] == words[0][common] for w in words):
+        common += 1
+    labels = {h: '-'.join(w[common:]) for h, w in zip(hosts, words)}
+    if len(hosts) < 2 or not common or len(set(labels.values())) != len(hosts):
+        return {h: h for h in hosts}, ''
+    return labels, '-'.join(words[0][:common]) + '-'
+
+
 def plot_pairs(report, path):
-    """The pair bus bandwidth matrix as a heat map (hosts on both axes)."""
-    values = {(p['hosts'][0], p['hosts'][1]): p['busbw_gbps'] for p in report['pairs'] if p['busbw_gbps'] is not None}
+    """The pair bus bandwidth matrix as a heat map (hosts on both axes, by their short names: the summary's host table has
+    the full ones)."""
+    labels, prefix = short_names(list(report['hosts']))
+    values = {(labels[p['hosts'][0]], labels[p['hosts'][1]]): p['busbw_gbps'] for p in report['pairs'] if p['busbw_gbps'] is not None}
     values.update({(b, a): v for (a, b), v in list(values.items())})
     measure, unit = _measure(report)
-    title = '%s pairs -- %s%s\nbad (red): %s' % (measure['title'], report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
-                                                 ', '.join(report['bad_hosts']) or 'none')
-    return report_dir.plot_matrix(path, list(report['hosts']), values, '%s (%s)' % (measure['pair'], unit), title,
-                                  marked=set(report['bad_hosts']))
+    title = '%s pairs -- %s%s\nbad (red): %s%s' % (
+        measure['title'], report.get('machine_type') or '', ' (STAND-IN OUTPUT)' if report.get('synthetic') else '',
+        ', '.join(labels[h] for h in report['bad_hosts']) or 'none', '\nhosts: %s...' % prefix if prefix else '')
+    return report_dir.plot_matrix(path, [labels[h] for h in report['hosts']], values, '%s (%s)' % (measure['pair'], unit), title,
+                                  marked={labels[h] for h in report['bad_hosts']})

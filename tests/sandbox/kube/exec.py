@@ -29,7 +29,12 @@ nodes of the Pods behind each argument that names a Service of its namespace (th
 tool in STANDIN_SLOW_NODES and STANDIN_SLOW_NICS, and the tool prints slow figures (pod-tools/nccl_tests.sh and its
 nccl-figures).  For a demo, the sandbox marks Nodes as they register from the environment (controllers.py
 ``standin_faults``): GPUDIRECT_STANDIN_SLOW_NODE=N (the N-th GPU node of each GPU pool, from 1) and
-GPUDIRECT_STANDIN_SLOW_NIC=N:eth3 (that NIC on that node).
+GPUDIRECT_STANDIN_SLOW_NIC=N:eth3 (that NIC on that node).  A Node annotated FAULT_NCCL_VERSION (``2.23.4+cuda12.6``)
+runs another NCCL: its rank-0 version line says so, and a run that includes it is slow (real: mixed NCCL versions hang).
+
+Host names: a container's host name is the node's with hostNetwork, else the Pod's spec.hostname, else its name, as
+the kubelet sets it; the NCCL stand-ins print their log lines with it (``HOST:PID:TID [RANK] NCCL INFO ...``), for every
+Pod of the run (STANDIN_RUN_HOSTS, this Pod's first: NCCL's rank 0).
 
 Use::
 
@@ -53,6 +58,9 @@ import urllib.parse
 TOOLS = pathlib.Path(__file__).resolve().parent / 'pod-tools'
 FAULT_SLOW_NODE = 'standin.aiinfra.gpudirect/slow-node'
 FAULT_SLOW_NICS = 'standin.aiinfra.gpudirect/slow-nics'
+# A node whose NCCL library is another version than the stand-in's own (nccl-figures NCCL_VERSION): the value is the
+# version its NCCL prints ("2.23.4+cuda12.6"). Real: ranks of mixed NCCL versions hang or fail; here the run is slow.
+FAULT_NCCL_VERSION = 'standin.aiinfra.gpudirect/nccl-version'
 
 
 def install_table():
@@ -133,6 +141,15 @@ class ExecRuntime:
         return {'argv': list(argv), 'env': {}}
 
 
+def container_hostname(pod):
+    """The host name a container of ``pod`` has, as the kubelet sets it: the node's with hostNetwork, else the Pod's
+    spec.hostname, else the Pod's name (what NCCL prints before each of its log lines)."""
+    spec = pod.get('spec') or {}
+    if spec.get('hostNetwork') and spec.get('nodeName'):
+        return spec['nodeName']
+    return spec.get('hostname') or pod['metadata']['name']
+
+
 class StandinTools(ExecRuntime):
     """The default runtime of GKE clusters (see the module docstring)."""
 
@@ -151,7 +168,7 @@ class StandinTools(ExecRuntime):
             return {'error': 'unable to start container process: exec: no command'}
         spec = next((item for item in pod['spec'].get('containers', []) if item['name'] == container), {})
         env = {item['name']: str(item.get('value', '')) for item in spec.get('env') or [] if 'value' in item}
-        env.update({'HOSTNAME': pod['metadata']['name'], 'STANDIN_TOOLS': str(TOOLS), 'HOME': self._dir(pod)})
+        env.update({'HOSTNAME': container_hostname(pod), 'STANDIN_TOOLS': str(TOOLS), 'HOME': self._dir(pod)})
         if command[0] == 'env' and len(command) > 1:   # env NAME=VALUE ... COMMAND ARGS
             while len(command) > 1 and '=' in command[1] and not command[1].startswith('='):
                 name, value = command[1].split('=', 1)
@@ -171,9 +188,12 @@ class StandinTools(ExecRuntime):
 
     def _faults(self, pod, args):
         """STANDIN_SLOW_NODES / STANDIN_SLOW_NICS: the nodes of this run marked slow, and the NICs marked slow on them
-        (see the module docstring)."""
+        (see the module docstring); STANDIN_RUN_HOSTS: the host names of the run's Pods, this Pod's first (NCCL's rank 0),
+        as ``HOSTNAME=NCCL_VERSION`` where the node is marked with another NCCL version (FAULT_NCCL_VERSION); STANDIN_MACHINE_TYPE:
+        the machine type of this Pod's node (its node.kubernetes.io/instance-type label), whose figure the tool prints."""
         namespace = pod['metadata']['namespace']
         nodes = {pod['spec'].get('nodeName')}
+        members = [pod]
         for arg in args:
             if not re.match(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', arg):
                 continue
@@ -186,16 +206,25 @@ class StandinTools(ExecRuntime):
                 pods = json.loads(self._plane.request('GET', '/api/v1/namespaces/%s/pods?labelSelector=%s' % (
                     namespace, urllib.parse.quote(selector))))['items']
                 nodes.update(item['spec'].get('nodeName') for item in pods)
-        slow_nodes, slow_nics = [], []
+                members += [item for item in pods if item['metadata']['name'] not in {m['metadata']['name'] for m in members}]
+        slow_nodes, slow_nics, versions, machine_type = [], [], {}, ''
         for name in sorted(n for n in nodes if n):
             try:
-                annotations = json.loads(self._plane.request('GET', '/api/v1/nodes/%s' % name))['metadata'].get('annotations') or {}
+                metadata = json.loads(self._plane.request('GET', '/api/v1/nodes/%s' % name))['metadata']
             except urllib.error.HTTPError:
                 continue
+            annotations = metadata.get('annotations') or {}
+            if name == pod['spec'].get('nodeName'):
+                machine_type = (metadata.get('labels') or {}).get('node.kubernetes.io/instance-type', '')
             if annotations.get(FAULT_SLOW_NODE) == 'true':
                 slow_nodes.append(name)
             slow_nics += [nic.strip() for nic in (annotations.get(FAULT_SLOW_NICS) or '').split(',') if nic.strip() and nic.strip() not in slow_nics]
-        return {'STANDIN_SLOW_NODES': ' '.join(slow_nodes), 'STANDIN_SLOW_NICS': ' '.join(slow_nics)}
+            if annotations.get(FAULT_NCCL_VERSION):
+                versions[name] = annotations[FAULT_NCCL_VERSION].strip()
+        hosts = ['%s%s' % (container_hostname(m), '=' + versions[m['spec']['nodeName']] if m['spec'].get('nodeName') in versions else '')
+                 for m in members]
+        return {'STANDIN_SLOW_NODES': ' '.join(slow_nodes), 'STANDIN_SLOW_NICS': ' '.join(slow_nics), 'STANDIN_RUN_HOSTS': ' '.join(hosts),
+                'STANDIN_MACHINE_TYPE': machine_type}
 
     def _dir(self, pod):
         uid = pod['metadata']['uid']

@@ -301,7 +301,9 @@ def test_rdma_workload_matches_seed_001_test_pod():
     assert rendered['spec']['resourceClaims'] == seed['spec']['resourceClaims']
     assert sorted(rendered['spec']['volumes'], key=str) == sorted(seed['spec']['volumes'], key=str)
     ours, theirs = rendered['spec']['containers'][0], seed['spec']['containers'][0]
-    assert ours['volumeMounts'] == theirs['volumeMounts'] and ours['env'] == theirs['env']
+    # The collection's own run adds NCCL's debug variables (NCCL names its network and versions) after the seed's env.
+    assert ours['volumeMounts'] == theirs['volumeMounts'] and ours['env'] == theirs['env'][:len(ours['env'])]
+    assert theirs['env'][len(ours['env']):] == [{'name': 'NCCL_DEBUG', 'value': 'INFO'}, {'name': 'NCCL_DEBUG_SUBSYS', 'value': 'INIT,NET'}]
     assert ours['resources']['limits'] == theirs['resources']['limits'] and ours['resources']['claims'] == theirs['resources']['claims']
     # Difference (on purpose): the seed's cpu request of 150m is its test's choice, not a GPUDirect need.
     assert 'requests' not in ours['resources']
@@ -492,10 +494,12 @@ def test_manual_multi_network_test_pods_differ_from_the_vendor_only_in_image_and
         # GPU limit) and drops the cpu request.  Both are meant: the same container of seed 001's DRANET Pod has both.
         assert text.count('      resources:\n') == 4 and vendor_test['resources'] == {'limits': {'nvidia.com/gpu': 8}}
         assert test['resources'] == {'limits': {'nvidia.com/gpu': 8}, 'requests': dranet_pod['spec']['containers'][0]['resources']['requests']}
-        test = dict(test, image=vendor_test['image'], resources=vendor_test['resources'])
+        # Difference 3: the collection's own run adds NCCL's debug variables (NCCL names its network and versions).
+        assert test['env'] == vendor_test['env'] + [{'name': 'NCCL_DEBUG', 'value': 'INFO'}, {'name': 'NCCL_DEBUG_SUBSYS', 'value': 'INIT,NET'}]
+        test = dict(test, image=vendor_test['image'], resources=vendor_test['resources'], env=vendor_test['env'])
         assert dict(mine, spec=dict(mine['spec'], containers=[test])) == theirs, 'nothing else differs'
         # The library path of the installer (hostPath /home/kubernetes/bin/nvidia and gib, LD_LIBRARY_PATH) is the DRANET Pod's.
-        assert mine['spec']['volumes'] == dranet_pod['spec']['volumes'] and test['env'] == dranet_pod['spec']['containers'][0]['env']
+        assert mine['spec']['volumes'] == dranet_pod['spec']['volumes'] and mine['spec']['containers'][0]['env'] == dranet_pod['spec']['containers'][0]['env']
     for minor in MINORS['RDMA']:
         for obj in render.nccl_test_objects('RDMA', 'nccl', multi_network=True):
             validate(obj, minor)
@@ -579,7 +583,9 @@ def test_the_diagnosis_has_one_test_pod_per_node_and_restricts_a_run_to_one_nic(
     assert [p['spec']['nodeSelector']['kubernetes.io/hostname'] for p in pods] == nodes
     assert [s['spec']['selector'] for s in services] == [{'name': 'nccl-host-%d' % n} for n in (1, 2, 3)]
     assert [p['metadata']['labels']['name'] for p in pods] == ['nccl-host-1', 'nccl-host-2', 'nccl-host-3']
-    assert found['hosts']['node-b'] == {'pod': 'nccl-test-host-3', 'service': 'nccl-host-3'}
+    # hostname: what NCCL's lines in that Pod start with (spec.hostname where the guide's Pods set it, as hostN).
+    assert found['hosts']['node-b'] == {'pod': 'nccl-test-host-3', 'service': 'nccl-host-3',
+                                        'hostname': pods[2]['spec'].get('hostname') or 'nccl-test-host-3'}
     for obj in found['objects']:
         validate(obj, '1.33')
     assert render.nccl_diagnosis_exec(technology, ['nccl-host-3', 'nccl-host-1'])['command'] == [script, 'nccl-host-3', 'nccl-host-1']
@@ -592,3 +598,23 @@ def test_the_diagnosis_has_one_test_pod_per_node_and_restricts_a_run_to_one_nic(
     if technology == 'TCPX':   # the ConfigMap's run-nccl.sh takes the NIC list from its environment, else the guide's
         script_text = next(obj for obj in found['objects'] if obj['kind'] == 'ConfigMap')['data']['run-nccl.sh']
         assert '-x NCCL_GPUDIRECTTCPX_SOCKET_IFNAME="${NCCL_GPUDIRECTTCPX_SOCKET_IFNAME:-eth1,eth2,eth3,eth4}"' in script_text
+
+
+def test_the_rdma_diagnosis_has_one_test_pod_per_node_and_restricts_a_run_to_one_hca():
+    nodes = ['node-a', 'node-c', 'node-b']
+    found = render.nccl_diagnosis_objects('RDMA', nodes, 'nccl')
+    pods = [obj for obj in found['objects'] if obj['kind'] == 'Pod']
+    assert [p['spec']['nodeSelector']['kubernetes.io/hostname'] for p in pods] == nodes
+    assert all(p['spec']['resourceClaims'][0]['resourceClaimTemplateName'] == 'all-mrdma' for p in pods)
+    # No spec.hostname, no hostNetwork: NCCL's lines start with the Pod's name.
+    assert found['hosts']['node-b'] == {'pod': 'nccl-test-host-3', 'service': 'nccl-host-3', 'hostname': 'nccl-test-host-3'}
+    for obj in found['objects']:
+        validate(obj, '1.33')
+    script = '/usr/local/gib/scripts/run_nccl_tests.sh'
+    assert render.nccl_diagnosis_exec('RDMA', ['nccl-host-2', 'nccl-host-1'], 'mlx5_3')['command'] == [
+        'env', 'NCCL_IB_HCA=mlx5_3', script, '-t', 'all_gather', '-b', '1K', '-e', '8G', 'nccl-host-2', 'nccl-host-1']
+    with pytest.raises(InputError, match='nic: .* is not an RDMA device name'):
+        render.nccl_diagnosis_exec('RDMA', ['nccl-host-2', 'nccl-host-1'], 'mlx5_3; rm')
+    on_class = render.nccl_diagnosis_objects('RDMA', nodes, 'nccl', compute_class='rdma-class')
+    assert all(p['spec']['nodeSelector'] == {'cloud.google.com/compute-class': 'rdma-class', 'kubernetes.io/hostname': n}
+               for p, n in zip([o for o in on_class['objects'] if o['kind'] == 'Pod'], nodes))

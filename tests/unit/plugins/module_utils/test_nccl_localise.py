@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.catalog import families
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import diagnose
 from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import parse as nccl_parse
+from ansible_collections.aiinfra.gpudirect.plugins.module_utils.nccl import report as nccl_report
 
 
 def runner(bad=(), bad_nics=(), evidence=None):
@@ -116,3 +117,24 @@ def test_host_evidence_reads_gpus_plugin_and_network_per_host():
     assert found['vm-1']['gpus'] == 1 and found['vm-2']['gpus'] == 2
     assert found['vm-1']['plugin'] == 'FasTrak 1.0.13' and found['vm-2']['plugin'] == 'FasTrak 1.0.12'
     assert found['vm-2']['network'] == 'FasTrak' and found['vm-1']['network'] is None
+
+
+def test_gke_node_names_are_labelled_by_their_distinct_suffix():
+    hosts = ['gke-a3mega-a3mega-gpu-59e9b4c6-sncp', 'gke-a3mega-a3mega-gpu-59e9b4c6-x7kq', 'gke-a3mega-a3mega-gpu-59e9b4c6-9d2f']
+    labels, prefix = nccl_report.short_names(hosts)
+    assert labels == dict(zip(hosts, ['sncp', 'x7kq', '9d2f'])) and prefix == 'gke-a3mega-a3mega-gpu-59e9b4c6-'
+    # Names of two pools keep the words that differ; names with nothing in common, or one name, stay as they are.
+    assert nccl_report.short_names(['gke-c-a-1-x', 'gke-c-b-2-y'])[0] == {'gke-c-a-1-x': 'a-1-x', 'gke-c-b-2-y': 'b-2-y'}
+    assert nccl_report.short_names(['vm-1', 'host-2']) == ({'vm-1': 'vm-1', 'host-2': 'host-2'}, '')
+    assert nccl_report.short_names(['gke-a-x'])[0] == {'gke-a-x': 'gke-a-x'}
+
+
+def test_the_gib_plugin_line_is_each_hosts_plugin_version():
+    text = ('nccl-test-host-1:4100:4100 [0] NCCL INFO NET/gIB : Initializing gIB v1.0.5\n'
+            'nccl-test-host-1:4100:4100 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n'
+            'nccl-test-host-2:4101:4101 [0] NCCL INFO NET/gIB : Initializing gIB v1.0.6\n'
+            'nccl-test-host-2:4101:4232 [0] NCCL INFO Using network gIB\n')
+    found = nccl_parse.host_evidence(text)
+    assert found['nccl-test-host-1']['plugin'] == 'gIB 1.0.5' and found['nccl-test-host-1']['nccl_version'] == '2.21.5+cuda12.4'
+    assert found['nccl-test-host-2']['plugin'] == 'gIB 1.0.6' and found['nccl-test-host-2']['network'] == 'gIB'
+    assert found['nccl-test-host-2']['nccl_version'] is None

@@ -92,10 +92,12 @@ DESIGN_SOURCES = {
         # examples/gke-consumption-options/dws-flex-start/README.md: "536870912 ... 316.60 ... 319.33",
         # "1073741824 ... 324.13 ... 327.98", "8589934592 ... 328.85 ... 335.67".
         'a3-ultragpu-8g': ('examples/gke-consumption-options/dws-flex-start/README.md', (319.33, 327.98, 335.67), None),
-        # No source publishes A3 Edge or A4 figures (cluster-toolkit's A4 examples print XXX.XX): derived from the family with
-        # the same stack and NICs, and marked so.
+        # No source publishes A3 Edge figures: derived from the family with the same stack and NICs, and marked so.
         'a3-edgegpu-8g': ('examples/gke-a3-highgpu/multi-node-test-plan.md', (71.35, None, None), 'a3-highgpu-8g'),
-        'a4-highgpu-8g': ('examples/gke-consumption-options/dws-flex-start/README.md', (319.33, 327.98, 335.67), 'a3-ultragpu-8g'),
+        # cluster-toolkit's main branch at 2c54caab14d8822f2fa91dd388f0eb5a6c3833fc (v1.95.0 printed XXX.XX there),
+        # examples/gke-a4/README.md: "536870912 ... 345.61 ... 348.07", "1073741824 ... 358.32 ... 361.02",
+        # "8589934592 ... 366.29 ... 374.57".
+        'a4-highgpu-8g': ('examples/gke-a4/README.md', (348.07, 361.02, 374.57), None),
     },
     # Data NICs x Gb/s: A3 High/Edge 4 x 200, A3 Mega 8 x 200 (seed 000 / seed 003 "hasta 200 Gbps"), A3 Ultra / A4 8 x 400
     # (seed 001's 3.2 Tbps over 8 CX7 NICs).
@@ -362,14 +364,19 @@ def test_rdma_family_seed_001(name):
         assert fam.local_ssd_count is None
 
 
+# The revision of cluster-toolkit a family's curve is copied from, where it is not v1.95.0.
+CLUSTER_TOOLKIT_REVISIONS = {'a4-highgpu-8g': ('main at 2c54caa', '2c54caab14d8822f2fa91dd388f0eb5a6c3833fc')}
+
+
 @pytest.mark.parametrize('name', FAMILY_NAMES)
 def test_nccl_references(name):
     fam = F.FAMILIES[name]
     path, (at_512m, at_1g, at_8g), derived = DESIGN_SOURCES['nccl_references'][name]
     ref = fam.nccl_reference('all_gather')
     assert [r.collective for r in fam.nccl_references] == ['all_gather'] and (ref.nodes, ref.gpus_per_node) == (2, 8)
-    assert ref.source == 'cluster-toolkit v1.95.0 ' + path
-    assert ref.url == 'https://github.com/GoogleCloudPlatform/cluster-toolkit/blob/1047080375afbb44da4b596be314634e7486af4a/' + path
+    label, commit = CLUSTER_TOOLKIT_REVISIONS.get(name, ('v1.95.0', '1047080375afbb44da4b596be314634e7486af4a'))
+    assert ref.source == 'cluster-toolkit %s %s' % (label, path)
+    assert ref.url == 'https://github.com/GoogleCloudPlatform/cluster-toolkit/blob/%s/%s' % (commit, path)
     points = dict(ref.points)
     assert points[512 << 20] == at_512m and points.get(1 << 30) == at_1g and points.get(8 << 30) == at_8g
     assert ref.points == tuple(sorted(ref.points)) and ref.points[0][0] == 64 << 20

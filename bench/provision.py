@@ -1,7 +1,7 @@
 """Provisioning benchmark: a GPUDirect fabric plus N A3 Mega VMs, for several N, side by side in one run.
 
-    .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64] [--gcloud-seed] [--skip-google-cloud]
-                                        [--profile] [--logs DIR] [--ours-only] [--module-process]
+    .venv/bin/python bench/provision.py [--latency 2] [--nodes 16 64 [256 ...]] [--others-nodes N ...] [--gcloud-seed]
+                                        [--skip-google-cloud] [--profile] [--logs DIR] [--ours-only] [--module-process]
 
 Every contender works in its own project (one per contender and VM count) of one local sandbox
 (tests/sandbox) whose operations take --latency seconds, so the API is equally slow for all of them:
@@ -18,7 +18,10 @@ Every contender works in its own project (one per contender and VM count) of one
 
 The critical path is the chain of operations no tool can overlap: network -> subnet -> instance,
 three operations. The table gives each contender's wall time, its ratio to the critical path, the time
-beyond it, its ratio to ours, and the API requests it made (per VM, and on a rerun of ours).
+beyond it, its ratio to ours, what it cost the controller (CPU seconds and peak RSS of its processes, by wait4:
+bench/_process.py) and the API requests it made (per VM, and on a rerun of ours). The other contenders run at the
+counts of --others-nodes (default: those up to 64); at larger counts their figures are extrapolated, labelled so.
+Past 252 VMs the subnets are wider than the manual's /24 (subnet_ranges), the same for every contender.
 """
 
 import argparse

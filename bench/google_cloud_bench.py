@@ -16,6 +16,7 @@ import tempfile
 import zipfile
 
 from sandbox.proxy import ConnectProxy
+import _process
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = pathlib.Path(os.environ.get('GPUDIRECT_BUILD', str(ROOT / 'build')))
@@ -41,9 +42,11 @@ def google_cloud_collection(target, wheels=WHEELS):
     return found[-1].name, json.loads(manifest.read_text())['collection_info']['version']
 
 
-def playbook(project, nodes):
+def playbook(project, nodes, ranges=None):
+    """The google.cloud playbook; ``ranges``: the subnets' ranges, management first (the manual's 192.168.N.0/24 when None)."""
     networks = [PREFIX + '-mgmt-net'] + ['%s-data-net-%d' % (PREFIX, n) for n in range(1, DATA_NETWORKS + 1)]
-    subnets = [{'name': net.replace('-net', '-sub'), 'index': index, 'cidr': '192.168.%d.0/24' % index} for index, net in enumerate(networks)]
+    ranges = ranges or ['192.168.%d.0/24' % index for index in range(len(networks))]
+    subnets = [{'name': net.replace('-net', '-sub'), 'index': index, 'cidr': ranges[index]} for index, net in enumerate(networks)]
     internal = [{'ip_protocol': 'tcp', 'ports': ['0-65535']}, {'ip_protocol': 'udp', 'ports': ['0-65535']}, {'ip_protocol': 'icmp'}]
     rules = [{'name': PREFIX + '-mgmt-internal', 'index': 0, 'allowed': internal, 'sources': ['192.168.0.0/16']},
              {'name': PREFIX + '-mgmt-external-ssh', 'index': 0, 'allowed': [{'ip_protocol': 'tcp', 'ports': ['22']}],
@@ -80,10 +83,11 @@ def playbook(project, nodes):
     }]
 
 
-def run(sandbox, project, nodes, _collections_path):
+def run(sandbox, project, nodes, _collections_path, usage=None, ranges=None):
+    """The google.cloud playbook in ``project``; its processes' cost added to ``usage`` (a _process.Usage) when given."""
     collections_path = BUILD / 'bench' / 'collections'
     google_cloud_collection(collections_path)
-    plays = playbook(project, nodes)
+    plays = playbook(project, nodes, ranges)
     with tempfile.TemporaryDirectory(prefix='bench-google-cloud-') as work:
         path = pathlib.Path(work) / 'playbook.yml'
         path.write_text(json.dumps(plays))
@@ -94,7 +98,7 @@ def run(sandbox, project, nodes, _collections_path):
                        ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_NOCOLOR='1')
             command = [str(pathlib.Path(sys.executable).parent / 'ansible-playbook'), '-i', 'localhost,',
                        '-e', 'ansible_python_interpreter=' + sys.executable, str(path)]
-            result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+            result = _process.run(command, env, usage)
         finally:
             proxy.stop()
     if result.returncode != 0:

@@ -73,13 +73,15 @@ def credential_environment(sandbox, tmp_path):
 def job_inventory(tmp_path):
     """The job's inventory, as the AWX inventory GPUDirect of awx/job_templates.yml: localhost, and the inventory
     plugin's source (inventories/sandbox/gce.yml, which reads the project from the credential); gpudirect_api_only
-    because the sandbox's VMs have no machine behind them. No gpudirect_project: the project is the credential's."""
+    because the sandbox's VMs have no machine behind them, on the VMs only (the plugin's group of A3 High VMs), so that
+    the host and NCCL stages find them (set for all hosts, as inventories/sandbox does, those plays take no VM). No
+    gpudirect_project: the project is the credential's."""
     inventory = tmp_path / 'inventory'
     (inventory / 'group_vars').mkdir(parents=True, exist_ok=True)
     shutil.copy(collection_root() / 'inventories' / 'sandbox' / 'gce.yml', inventory / 'gce.yml')
     (inventory / 'hosts.yml').write_text(yaml.safe_dump({'all': {'hosts': {'localhost': {
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}}}}))
-    (inventory / 'group_vars' / 'all.yml').write_text(yaml.safe_dump({'gpudirect_api_only': True}))
+    (inventory / 'group_vars' / 'gpudirect_tcpx.yml').write_text(yaml.safe_dump({'gpudirect_api_only': True}))
     return str(inventory)
 
 

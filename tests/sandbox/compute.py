@@ -155,19 +155,30 @@ def matches_filter(resource, expression):
     """Compute's list ``filter``: ``field = value``, ``field != value`` (exact, ``*`` wildcard; a label key may hold
     ``-``: ``labels.my-key = value``) and
     ``field eq regex`` / ``field ne regex`` (full match), several terms joined by AND."""
+    return compile_filter(expression)(resource)
+
+
+def compile_filter(expression):
+    """``matches_filter`` for one expression, parsed once: a list call tests every stored resource of the project on
+    every page (50,000 VMs: about a hundred pages), so the terms are not parsed again for each resource."""
+    terms = []
     for field, operator, *quoted in _FILTER_TERM.findall(expression or ''):
         value = next((text for text in quoted if text), '')
-        actual = resource
-        for part in field.split('.'):
-            actual = actual.get(part) if isinstance(actual, dict) else None
-        actual = '' if actual is None else str(actual).lower() if isinstance(actual, bool) else str(actual)
-        if operator in ('eq', 'ne'):
-            hit = re.fullmatch(value, actual) is not None
-        else:
-            hit = re.fullmatch(re.escape(value).replace('\\*', '.*'), actual) is not None
-        if hit != (operator in ('eq', '=')):
-            return False
-    return True
+        pattern = re.compile(value if operator in ('eq', 'ne') else re.escape(value).replace('\\*', '.*'))
+        terms.append((field.split('.'), pattern, operator in ('eq', '=')))
+    if not terms:
+        return lambda resource: True
+
+    def matches(resource):
+        for parts, pattern, wanted in terms:
+            actual = resource
+            for part in parts:
+                actual = actual.get(part) if isinstance(actual, dict) else None
+            actual = '' if actual is None else str(actual).lower() if isinstance(actual, bool) else str(actual)
+            if (pattern.fullmatch(actual) is not None) != wanted:
+                return False
+        return True
+    return matches
 
 
 # The API's page size when maxResults is not given, and its ceiling.  maxResults: "Acceptable values are
@@ -192,7 +203,8 @@ def page_bounds(query, total):
 
 
 def list_response(plural, scope, items, expression=None, query=None):
-    items = [item for item in items if matches_filter(item, expression)]
+    matches = compile_filter(expression)
+    items = [item for item in items if matches(item)]
     start, end, token = page_bounds(query or {}, len(items))
     kind = COLLECTIONS.get(plural, ('', 'compute#' + plural[:-1]))[1] + 'List'
     response = {'kind': kind, 'id': '%s/%s' % (scope, plural), 'selfLink': link('%s/%s' % (scope, plural))}
@@ -207,8 +219,9 @@ def aggregated_response(call, plural, scope_kind, items_by_scope):
     """An aggregatedList page: items of every scope in scope order, filtered and paged as a whole."""
     kind = COLLECTIONS.get(plural, ('', 'compute#' + plural[:-1]))[1] + 'AggregatedList'
     scopes = catalog.ZONES if scope_kind == 'zones' else catalog.REGIONS
+    matches = compile_filter(call.query.get('filter'))
     flat = [('%s/%s' % (scope_kind, name), item) for name in scopes
-            for item in items_by_scope.get('%s/%s' % (scope_kind, name), []) if matches_filter(item, call.query.get('filter'))]
+            for item in items_by_scope.get('%s/%s' % (scope_kind, name), []) if matches(item)]
     start, end, token = page_bounds(call.query, len(flat))
     page = {}
     for scope, item in flat[start:end]:

@@ -136,8 +136,8 @@ def must(command, env, log, usage, stdin=None):
         handle.write('$ %s\n' % ' '.join(command))
         handle.flush()
         with tempfile.TemporaryFile('w+') as err:
-            process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,  # pylint: disable=consider-using-with
-                                       stdout=subprocess.PIPE, stderr=err, text=True)
+            feed = subprocess.PIPE if stdin is not None else subprocess.DEVNULL
+            process = subprocess.Popen(command, env=env, stdin=feed, stdout=subprocess.PIPE, stderr=err, text=True)  # pylint: disable=consider-using-with
             if stdin is not None:   # small (a manifest): written whole before the output is read
                 process.stdin.write(stdin)
                 process.stdin.close()
@@ -261,6 +261,7 @@ class Manual:
         self.wait_running('device-injector')
         return self.usage
 
+
 # ----- what the sandbox saw -----------------------------------------------------------------------
 
 def cloud_log(sandbox, project):
@@ -304,7 +305,6 @@ def requests_by_resource(cloud, kube):
     for method, path, _type, _accept in kube:
         counts[('k8s ' + kube_resource(path), method in MUTATING)] += 1
     return counts
-
 
 
 def cluster_key(project):

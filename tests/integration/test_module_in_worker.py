@@ -142,7 +142,7 @@ def test_an_ansible_core_without_the_internals_runs_every_module_as_its_process_
 
 
 NCCL_PLAYBOOK = """
-- name: nccl_perf's parse in the worker, its NCCL run not
+- name: nccl_perf's parse and nccl_diagnose's plan in the worker, an NCCL run not
   hosts: localhost
   gather_facts: false
   tasks:
@@ -163,9 +163,19 @@ NCCL_PLAYBOOK = """
       register: ran
       ignore_errors: true
 
+    - name: Plan a diagnosis after a round whose one pair failed
+      aiinfra.gpudirect.nccl_diagnose:
+        hosts: [node-a, node-b, node-c, node-d]
+        machine_type: a3-megagpu-8g
+        collective: all_gather
+        results:
+          - {round: 1, hosts: [node-a, node-b], nic: null, result: {verdict: {verdict: FAIL, avg_busbw: 18.9}, failed: false}}
+          - {round: 1, hosts: [node-c, node-d], nic: null, result: {verdict: {verdict: PASS, avg_busbw: 188.9}, failed: false}}
+      register: planned
+
     - name: Keep the results
       ansible.builtin.copy:
-        content: "{{ {'judged': judged, 'ran': ran} | to_nice_json }}"
+        content: "{{ {'judged': judged, 'ran': ran, 'planned': planned} | to_nice_json }}"
         dest: "{{ out }}"
         mode: '0600'
 """
@@ -184,13 +194,16 @@ def run_nccl(tmp_path, name, env=None):
 
 
 @in_worker_only
-def test_nccl_perf_parses_in_the_worker_and_runs_nccl_as_its_process(tmp_path):
+def test_nccl_perf_parse_and_nccl_diagnose_plan_in_the_worker_nccl_runs_as_its_process(tmp_path):
     output, in_worker = run_nccl(tmp_path, 'in-worker')
     process_output, in_process = run_nccl(tmp_path, 'module-process', env={'ANSIBLE_GPUDIRECT_MODULE_PROCESS': '1'})
     assert output.count('aiinfra.gpudirect.nccl_perf: in the worker process') == 1, output[-3000:]
+    assert output.count('aiinfra.gpudirect.nccl_diagnose: in the worker process') == 1, output[-3000:]
+    assert in_worker['planned']['next_runs'] and not in_worker['planned']['done'], in_worker['planned']
     assert output.count('aiinfra.gpudirect.nccl_perf: as a module process (mode local runs NCCL, not only a parse)') == 1
     assert 'as a module process (ANSIBLE_GPUDIRECT_MODULE_PROCESS is set)' in process_output
     assert in_worker['judged']['verdict']['verdict'] == 'PASS' and in_worker['ran']['failed'] is True
     for results in (in_worker, in_process):
-        results['judged'].pop('warnings', None)
-    assert in_worker['judged'] == in_process['judged']
+        for name in ('judged', 'planned'):
+            results[name].pop('warnings', None)
+    assert in_worker['judged'] == in_process['judged'] and in_worker['planned'] == in_process['planned']

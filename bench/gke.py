@@ -13,7 +13,7 @@ kube-apiserver, controller manager, scheduler; kwok's Pods, Running as soon as t
 - manual: seed 003's GPUDirect-TCPXO commands as the manual writes them, run by the real gcloud and
   kubectl 1.33: the network loop, get-server-config, the cluster, the Network/GKENetworkParamSet
   heredoc, the node pool, `kubectl apply -f` of the installer and the NRI injector (the vendored
-  copies of the manual's URLs, tests/sandbox/kube/manifests), each DaemonSet's `kubectl get pods`
+  copies of the manual's URLs, tests/sandbox/kube/vendored.py), each DaemonSet's `kubectl get pods`
   repeated every --poll seconds until its Pods run on every GPU node, as a reader of the manual does.
 
 Ours runs once per node pool size of --nodes (2 by default), each size in its own project (and so its own cluster,
@@ -53,15 +53,17 @@ sys.path.insert(0, str(ROOT / 'bench'))
 from sandbox import Sandbox  # noqa: E402  pylint: disable=wrong-import-position
 from sandbox.gcloud import gcloud_environment  # noqa: E402  pylint: disable=wrong-import-position
 from _bench_collections import collections_dir  # noqa: E402  pylint: disable=wrong-import-position
+from sandbox.kube import vendored  # noqa: E402  pylint: disable=wrong-import-position
 
 MACHINE_TYPE, ACCELERATOR, DATA_NETWORKS = 'a3-megagpu-8g', 'nvidia-h100-mega-80gb', 8
 REGION, ZONE, CLUSTER, POOL = 'us-central1', 'us-central1-a', 'a3mega', 'a3mega-gpu'
 MANUAL = 'bench-manual'
 DAEMONSETS = ('nccl-tcpxo-installer', 'device-injector')
 MANIFESTS = ROOT / 'tests' / 'sandbox' / 'kube' / 'manifests'
-# The manual's `kubectl apply -f URL`s, served from the vendored copies (no network here).
-INSTALLER = MANIFESTS / 'gpudirect-tcpxo' / 'nccl-tcpxo-installer.yaml'
-NRI_INJECTOR = MANIFESTS / 'nri_device_injector' / 'nri-device-injector.yaml'
+# The manual's `kubectl apply -f URL`s, from the vendored copies (no network here; tests/sandbox/kube/vendored.py: the
+# collection's copy, checked against the upstream file's SHA-256).
+INSTALLER = pathlib.Path(vendored.path('gpudirect-tcpxo/nccl-tcpxo-installer.yaml'))
+NRI_INJECTOR = pathlib.Path(vendored.path('nri_device_injector/nri-device-injector.yaml'))
 NETWORK_OBJECTS = MANIFESTS / 'seeds' / '003-tcpxo-networks.yaml'   # the manual's heredoc, PROJECT_ID as written
 MUTATING = ('POST', 'PATCH', 'PUT', 'DELETE')
 SLOW_NODE = 'standin.aiinfra.gpudirect/slow-node'   # tests/sandbox/kube/exec.py FAULT_SLOW_NODE

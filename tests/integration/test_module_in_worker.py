@@ -139,3 +139,71 @@ def test_an_ansible_core_without_the_internals_runs_every_module_as_its_process_
                         'ansible.vars.clean.remove_internal_keys' % module_in_worker.ANSIBLE_CORE_VERSION) == 3, output[-3000:]
     assert results['created']['changed'] and not results['again']['changed'] and results['refused']['failed']
     assert SECRET not in output
+
+
+NCCL_PLAYBOOK = """
+- name: nccl_perf's parse and nccl_diagnose's plan in the worker, an NCCL run not
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Judge an NCCL output
+      aiinfra.gpudirect.nccl_perf:
+        mode: parse
+        output: "{{ lookup('ansible.builtin.file', fixture) }}"
+        machine_type: a3-megagpu-8g
+        collective: all_gather
+        keep_log: never
+      register: judged
+
+    - name: Run NCCL (a binary that does not exist)
+      aiinfra.gpudirect.nccl_perf:
+        mode: local
+        binary: /nonexistent/all_gather_perf
+        machine_type: a3-megagpu-8g
+      register: ran
+      ignore_errors: true
+
+    - name: Plan a diagnosis after a round whose one pair failed
+      aiinfra.gpudirect.nccl_diagnose:
+        hosts: [node-a, node-b, node-c, node-d]
+        machine_type: a3-megagpu-8g
+        collective: all_gather
+        results:
+          - {round: 1, hosts: [node-a, node-b], nic: null, result: {verdict: {verdict: FAIL, avg_busbw: 18.9}, failed: false}}
+          - {round: 1, hosts: [node-c, node-d], nic: null, result: {verdict: {verdict: PASS, avg_busbw: 188.9}, failed: false}}
+      register: planned
+
+    - name: Keep the results
+      ansible.builtin.copy:
+        content: "{{ {'judged': judged, 'ran': ran, 'planned': planned} | to_nice_json }}"
+        dest: "{{ out }}"
+        mode: '0600'
+"""
+
+
+def run_nccl(tmp_path, name, env=None):
+    (tmp_path / 'nccl.yml').write_text(NCCL_PLAYBOOK, encoding='utf-8')
+    out = tmp_path / ('%s.json' % name)
+    fixture = collection_root() / 'tests' / 'fixtures' / 'nccl' / 'seed003_tcpxo_all_gather.txt'
+    command = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'localhost,', '-c', 'local',
+               str(tmp_path / 'nccl.yml'), '-e',
+               json.dumps({'fixture': str(fixture), 'out': str(out), 'ansible_python_interpreter': sys.executable}), '-vvv']
+    result = subprocess.run(command, env=dict(os.environ, **(env or {})), capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    return result.stdout + result.stderr, json.loads(out.read_text(encoding='utf-8'))
+
+
+@in_worker_only
+def test_nccl_perf_parse_and_nccl_diagnose_plan_in_the_worker_nccl_runs_as_its_process(tmp_path):
+    output, in_worker = run_nccl(tmp_path, 'in-worker')
+    process_output, in_process = run_nccl(tmp_path, 'module-process', env={'ANSIBLE_GPUDIRECT_MODULE_PROCESS': '1'})
+    assert output.count('aiinfra.gpudirect.nccl_perf: in the worker process') == 1, output[-3000:]
+    assert output.count('aiinfra.gpudirect.nccl_diagnose: in the worker process') == 1, output[-3000:]
+    assert in_worker['planned']['next_runs'] and not in_worker['planned']['done'], in_worker['planned']
+    assert output.count('aiinfra.gpudirect.nccl_perf: as a module process (mode local runs NCCL, not only a parse)') == 1
+    assert 'as a module process (ANSIBLE_GPUDIRECT_MODULE_PROCESS is set)' in process_output
+    assert in_worker['judged']['verdict']['verdict'] == 'PASS' and in_worker['ran']['failed'] is True
+    for results in (in_worker, in_process):
+        for name in ('judged', 'planned'):
+            results[name].pop('warnings', None)
+    assert in_worker['judged'] == in_process['judged'] and in_worker['planned'] == in_process['planned']

@@ -60,9 +60,15 @@ def _daemonset(obj, expect):
         if desired == 0:
             return 'failed: it schedules on 0 nodes: its node selection matches no node'
         expected = desired
-    elif desired != int(expected):
+    elif desired == 0 or desired > int(expected):
         return ('failed: it schedules on %d nodes where %d GPU nodes are expected: its node selection (nodeSelector / '
                 'affinity) and the GPU nodes disagree' % (desired, int(expected)))
+    elif desired < int(expected):
+        # The DaemonSet controller counts nodes as they register: with hundreds of nodes registering at once its count
+        # lags the nodes read a moment before (234 of 256 seen on the stand-in). A count that stays short ends the wait
+        # with this verdict.
+        return ('pending: it schedules on %d of the %d GPU nodes so far (the DaemonSet controller has not counted the others '
+                'yet, or its node selection leaves them out)' % (desired, int(expected)))
     for field in ('updatedNumberScheduled', 'numberReady', 'numberAvailable'):
         if int(status.get(field) or 0) < expected:
             return 'pending: %s %s of %d' % (field, int(status.get(field) or 0), expected)

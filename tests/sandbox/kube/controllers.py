@@ -23,6 +23,7 @@ Hooks for other simulations (openshift.py) and for tests::
     controllers.resume(name)       # resumed: its objects keep the status they have, however the spec changes
 """
 
+import concurrent.futures
 import copy
 import functools
 import hashlib
@@ -42,6 +43,7 @@ from . import autoprovisioning, errors
 from .apistore import now_rfc3339
 
 TICK = 0.5
+NODE_WRITERS = 8   # threads that write Nodes at once (nodes_from_pools)
 # The built-in controllers in the order one pass runs them (names for pause()/resume()); GKE's run first,
 # on GKE clusters only.
 GKE_CONTROLLERS = ('gke-installs', 'nodes-from-pools', 'dranet-slices', 'gke-networks', 'compute-class-tolerations',
@@ -257,6 +259,7 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self.errors = []
         self.extra = []            # reconcilers added with add(), run after the built-in ones
         self.paused = set()        # controller names pause() stopped
+        self._node_writers = None  # nodes_from_pools' thread pool, made on first use
 
     # lifecycle ---------------------------------------------------------------------------------
     def start(self):
@@ -269,6 +272,8 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
+        if self._node_writers is not None:
+            self._node_writers.shutdown(wait=False)
 
     def set_gke(self, gke_cluster, pools, project):
         with self._lock:
@@ -387,31 +392,67 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                     node = node_for(gke_cluster, pool, project, zone, zone_index, index, taint_gpus=non_gpu_pool)
                     node['metadata']['annotations'].update(standin_faults(pool, zone_index, index))
                     wanted[node['metadata']['name']] = node
+        # One list of the Nodes and one of each multi-network kind per pass, whatever the node count (a read per Node made a
+        # pass of a 256-node cluster 768 requests, every TICK).
+        existing = {}
         for node in self.store.list('nodes'):
             name = node['metadata']['name']
             if name not in wanted and node['metadata'].get('labels', {}).get('cloud.google.com/gke-nodepool'):
                 self.store.delete('nodes', name)
-        for name, node in wanted.items():
-            self._network_resources(node, pools)
-            stored = self.store.get('nodes', name)
+            else:
+                existing[name] = node
+        attachments = self._network_attachments() if wanted else None
+        for node in wanted.values():
+            self._network_resources(node, pools, attachments)
+        # SIMULATION (registration is concurrent, as each VM's kubelet registers its own Node): the Nodes that need a write
+        # are written from NODE_WRITERS threads at once, not one after the other (256 new Nodes one by one took seconds
+        # beyond the pool's operation).
+        pending = [(node, existing.get(name)) for name, node in wanted.items() if self._node_differs(node, existing.get(name))]
+        if len(pending) > 1:
+            for _done in self._writers().map(lambda pair: self._write_node(*pair), pending):
+                pass
+        elif pending:
+            self._write_node(*pending[0])
+
+    def _writers(self):
+        with self._lock:
+            if self._node_writers is None:
+                self._node_writers = concurrent.futures.ThreadPoolExecutor(NODE_WRITERS, thread_name_prefix='kube-node-writer')
+            return self._node_writers
+
+    @staticmethod
+    def _desired_meta(node, stored):
+        # The stand-in's fault annotations (exec.py), set by a test or the environment, stay.
+        annotations = dict({key: value for key, value in (stored['metadata'].get('annotations') or {}).items()
+                            if key.startswith(STANDIN_FAULT_PREFIX)}, **node['metadata']['annotations'])
+        return {'labels': node['metadata']['labels'], 'annotations': annotations}
+
+    def _node_differs(self, node, stored):
+        if stored is None:
+            return True
+        return any(stored['metadata'].get(key) != value for key, value in self._desired_meta(node, stored).items()) or \
+            {key: stored['spec'].get(key) for key in node['spec']} != node['spec'] or \
+            {key: (stored.get('status') or {}).get(key) for key in NODE_STATUS_FIELDS} != {key: node['status'][key] for key in NODE_STATUS_FIELDS}
+
+    def _write_node(self, node, stored):
+        """Create the Node ``node`` when ``stored`` is None, then bring the stored one's metadata, spec and the kubelet's part of
+        its status to ``node``'s."""
+        if stored is None:
+            stored = self._create(node)
             if stored is None:
-                stored = self._create(node)
-                if stored is None:
-                    continue
-            # The stand-in's fault annotations (exec.py), set by a test or the environment, stay.
-            node['metadata']['annotations'] = dict({key: value for key, value in (stored['metadata'].get('annotations') or {}).items()
-                                                    if key.startswith(STANDIN_FAULT_PREFIX)}, **node['metadata']['annotations'])
-            desired_meta = {key: node['metadata'][key] for key in ('labels', 'annotations')}
-            if any(stored['metadata'].get(key) != value for key, value in desired_meta.items()) or \
-                    {key: stored['spec'].get(key) for key in node['spec']} != node['spec']:
-                changed = copy.deepcopy(stored)
-                changed['metadata'].update(desired_meta)
-                changed['spec'].update(node['spec'])
-                stored = self._write_unless_stale(self.store.update, changed) or stored
-            # The kubelet's part of the status; kwok writes the rest (conditions, heartbeats, the kubelet endpoint).
-            status = {key: node['status'][key] for key in NODE_STATUS_FIELDS}
-            if {key: (stored.get('status') or {}).get(key) for key in NODE_STATUS_FIELDS} != status:
-                self._write_unless_stale(lambda obj, status=status: self.store.patch_status(obj, status), stored)
+                return
+        node['metadata'].update(self._desired_meta(node, stored))
+        desired_meta = {key: node['metadata'][key] for key in ('labels', 'annotations')}
+        if any(stored['metadata'].get(key) != value for key, value in desired_meta.items()) or \
+                {key: stored['spec'].get(key) for key in node['spec']} != node['spec']:
+            changed = copy.deepcopy(stored)
+            changed['metadata'].update(desired_meta)
+            changed['spec'].update(node['spec'])
+            stored = self._write_unless_stale(self.store.update, changed) or stored
+        # The kubelet's part of the status; kwok writes the rest (conditions, heartbeats, the kubelet endpoint).
+        status = {key: node['status'][key] for key in NODE_STATUS_FIELDS}
+        if {key: (stored.get('status') or {}).get(key) for key in NODE_STATUS_FIELDS} != status:
+            self._write_unless_stale(lambda obj, status=status: self.store.patch_status(obj, status), stored)
 
     def dranet_slices(self, gke_cluster, pools, project):
         """SIMULATION (GKE managed DRANET, seed 001).  Real: DRANET's node agent on each node labelled
@@ -517,28 +558,37 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
                            '' if ready else 'the params of this Network are not ready (stand-in wording)')
             self._update_status(network, status)
 
-    def _network_resources(self, node, pools):
+    def _network_attachments(self):
+        """[(Network name, (VPC, subnet) of its GKENetworkParamSet)] of the cluster's Networks that name one (one list of
+        each kind), or [] when the cluster serves no Networks."""
+        if not self._serves('networks.networking.gke.io'):
+            return []
+        params = {item['metadata']['name']: item for item in self.store.list('gkenetworkparamsets.networking.gke.io')}
+        found = []
+        for network in self.store.list('networks.networking.gke.io'):
+            reference = (network.get('spec') or {}).get('parametersRef') or {}
+            param = params.get(reference.get('name'))
+            if param is not None:
+                found.append((network['metadata']['name'], (_last(param['spec'].get('vpc')), _last(param['spec'].get('vpcSubnet')))))
+        return found
+
+    def _network_resources(self, node, pools, attachments):
         """SIMULATION (GKE multi-networking, gke-networking-api annotations).  Real GKE reports, on a
         node attached to a Network object, the extended resources ``networking.gke.io.networks/NAME``
         and ``NAME.IP`` and the node annotation ``networking.gke.io/north-interfaces`` ([{network,
         ipAddress}]).  The stand-in attaches a node to each ``type: Device``/L3 Network whose
-        GKENetworkParamSet names the VPC and subnet of one of its pool's additional node networks."""
+        GKENetworkParamSet names the VPC and subnet of one of its pool's additional node networks
+        (``attachments``: _network_attachments, read once per pass)."""
         pool = next(pool for pool in pools if pool['name'] == node['metadata']['labels']['cloud.google.com/gke-nodepool'])
         nics = {(_last(item.get('network')), _last(item.get('subnetwork'))): index + 1
                 for index, item in enumerate((pool.get('networkConfig') or {}).get('additionalNodeNetworkConfigs') or [])}
-        if not nics or not self._serves('networks.networking.gke.io'):
+        if not nics:
             return
-        params = {item['metadata']['name']: item for item in self.store.list('gkenetworkparamsets.networking.gke.io')}
         north = []
-        for network in self.store.list('networks.networking.gke.io'):
-            reference = (network.get('spec') or {}).get('parametersRef') or {}
-            param = params.get(reference.get('name'))
-            if param is None:
-                continue
-            nic = nics.get((_last(param['spec'].get('vpc')), _last(param['spec'].get('vpcSubnet'))))
+        for name, vpc_subnet in attachments:
+            nic = nics.get(vpc_subnet)
             if nic is None:
                 continue
-            name = network['metadata']['name']
             address = _nic_ip(node['metadata']['name'], nic)
             north.append({'network': name, 'ipAddress': address})
             for resource in ('networking.gke.io.networks/' + name, 'networking.gke.io.networks/%s.IP' % name):
@@ -644,7 +694,8 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         (the API server allows adding tolerations to a Pod), which the scheduler answers by trying the Pod again.  What a
         client can see differently: such a Pod is stored once without the toleration (Pending for up to a pass, its
         resourceVersion one higher), and its managedFields name the stand-in's field manager for the tolerations."""
-        for pod in self.store.list('pods'):
+        # Only unbound Pods are mutated: read those (fieldSelector spec.nodeName=), not every Pod of the cluster each pass.
+        for pod in self.store.list('pods', field_selector='spec.nodeName='):
             toleration = autoprovisioning.class_toleration(pod)
             if toleration is None or pod['spec'].get('nodeName') or pod['metadata'].get('deletionTimestamp'):
                 continue
@@ -666,20 +717,27 @@ class ClusterControllers(SystemWrites):  # pylint: disable=too-many-instance-att
         packing); ``ScaleUpAnyway`` is not simulated (the Pods stay Pending as with DoNotScaleUp); no scale-down."""
         if self.node_pools is None or not self._serves(autoprovisioning.COMPUTE_CLASSES):
             return
+        # The unbound Pods first (the only ones that can wait for a pool); every Pod only when one waits.
+        if not any(self._waits_for_class(pod) for pod in self.store.list('pods', field_selector='spec.nodeName=')):
+            return
         waiting = {}
         pods_now = self.store.list('pods')   # one read: a Pod the scheduler binds meanwhile must not count twice
         for pod in pods_now:
-            scheduled = next((c for c in (pod.get('status') or {}).get('conditions') or [] if c['type'] == 'PodScheduled'), {})
-            name = autoprovisioning.selected_class(pod)
-            if name and not pod['spec'].get('nodeName') and not pod['metadata'].get('deletionTimestamp') \
-                    and scheduled.get('reason') == 'Unschedulable':
-                waiting.setdefault(name, []).append(pod)
+            if self._waits_for_class(pod):
+                waiting.setdefault(autoprovisioning.selected_class(pod), []).append(pod)
         autopilot = bool((gke_cluster.get('autopilot') or {}).get('enabled'))
         for name, pods in sorted(waiting.items()):
             compute_class = self.store.get(autoprovisioning.COMPUTE_CLASSES, name)
             pods = self._without_room(pods, pods_now, name, gke_cluster, pools, project)
             if pods and compute_class is not None and autoprovisioning.auto_creation_allowed(compute_class, autopilot):
                 self._provision(compute_class, pods, gke_cluster, pools, project)
+
+    @staticmethod
+    def _waits_for_class(pod):
+        """Whether ``pod`` selects a ComputeClass and the scheduler left it unschedulable (node_auto_provisioning's Pods)."""
+        scheduled = next((c for c in (pod.get('status') or {}).get('conditions') or [] if c['type'] == 'PodScheduled'), {})
+        return bool(autoprovisioning.selected_class(pod)) and not pod['spec'].get('nodeName') \
+            and not pod['metadata'].get('deletionTimestamp') and scheduled.get('reason') == 'Unschedulable'
 
     def _without_room(self, pods, bound, class_name, gke_cluster, pools, project):
         """The Pods that fit on no node of the class's pools, those registered and those still coming up (a pool

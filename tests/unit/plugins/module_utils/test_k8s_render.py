@@ -334,6 +334,11 @@ def test_verdict_daemonset():
     assert readiness.verdict(ds(desired=0, ready=0, updated=0), {'nodes': 2}).startswith(
         'failed: DaemonSet kube-system/i it schedules on 0 nodes where 2 GPU nodes are expected')
     assert readiness.verdict(ds(desired=0, ready=0, updated=0)).startswith('failed')
+    # Nodes registered a moment ago that the DaemonSet controller has not counted yet: pending, not failed; more: failed.
+    assert readiness.verdict(ds(desired=234, ready=234, updated=234), {'nodes': 256}).startswith(
+        'pending: DaemonSet kube-system/i it schedules on 234 of the 256 GPU nodes so far')
+    assert readiness.verdict(ds(desired=3, ready=3, updated=3), {'nodes': 2}).startswith(
+        'failed: DaemonSet kube-system/i it schedules on 3 nodes where 2 GPU nodes are expected')
     assert 'no node is expected' in readiness.verdict(ds(), {'nodes': 0})
 
 

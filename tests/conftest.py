@@ -73,6 +73,7 @@ SLOWEST_FIRST = (
     'test_openshift_rdma_diagnose',   # 419 s
     'test_openshift_rdma_playbook',   # 352 s + 80 s
     'test_gke_nccl_diagnose',         # about 350 s in all
+    'test_gke_rdma_diagnose',         # 155 s in all
     'test_playbook_tags',             # 298 s
     'test_execution_environment',     # 200 s
     'test_gke_playbook_kubernetes',   # 173 s

@@ -34,8 +34,9 @@ EXPECTED = {
     'gpudirect_rxdm': ('technology=NONE', CATALOG | COS | {'cos/gvnic.py'}),
     # nccl_plugin also writes the GKE NCCL environment profile, so it carries the GKE facts (catalog/gke.py).
     'nccl_plugin': ('technology=NONE', CATALOG | COS | {'catalog/gke.py'}),
-    # nccl_perf execs into the test container through the Docker Engine API (mode gce), as `docker exec` does.
-    'nccl_perf': ('mode=parse output=x machine_type=none', CATALOG | NCCL | {'cos/docker_api.py'}),
+    # nccl_perf execs into the test container through the Docker Engine API (mode gce), as `docker exec` does. Mode local,
+    # as on a host: mode parse runs in the task's worker on the controller, with no payload (plugins/action/nccl_perf.py).
+    'nccl_perf': ('mode=local binary=/bin/true machine_type=none', CATALOG | NCCL | {'cos/docker_api.py'}),
     # gpu_mig needs the MIG facts and the technology names, not the COS host stacks.
     'gpu_mig': ('gpudirect_technology=NONE', CATALOG - {'catalog/host_stacks.py', 'image_reference.py'} | {'catalog/mig.py', 'cos/mig.py'}),
 }

@@ -90,7 +90,7 @@ class Runner:
     def listing(self, source, output):
         before = self.requests()
         _out, wall, rss, _cpu = measure([str(pathlib.Path(self.python).parent / 'ansible-inventory'), '-i', str(source), '--list',
-                                   '--output', str(output)], self.env)
+                                         '--output', str(output)], self.env)
         return {'list_s': wall, 'list_requests': self.requests() - before, 'list_rss_mib': rss}
 
 
